@@ -1,0 +1,44 @@
+import { cryptoRandom, type RandomSource } from './clock.js';
+
+export const ID_PREFIXES = {
+  session: 'sess_',
+  task: 'task_',
+  action: 'act_',
+  checkpoint: 'ckpt_',
+  event: 'evt_',
+  message: 'msg_',
+  run: 'run_',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+/** 16 random bytes = 128 bits, base32 (lowercase, no padding) so ids are URL- and key-safe. */
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+
+function base32(bytes: Uint8Array): string {
+  let out = '';
+  let buffer = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(buffer >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+export function newId(kind: IdKind, random: RandomSource = cryptoRandom): string {
+  return ID_PREFIXES[kind] + base32(random(16));
+}
+
+const ID_PATTERN = /^(sess|task|act|ckpt|evt|msg|run)_[a-z2-7]{26}$/;
+
+/** True when `value` has the shape of an id of `kind` (prefix + 128 bits). */
+export function isId(value: string, kind?: IdKind): boolean {
+  if (!ID_PATTERN.test(value)) return false;
+  return kind === undefined || value.startsWith(ID_PREFIXES[kind]);
+}

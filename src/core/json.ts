@@ -1,0 +1,129 @@
+import { AgentStateError } from './errors.js';
+
+/** Plain JSON: what every stored value must be. */
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export const MAX_JSON_DEPTH = 256;
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+function childPath(path: string, key: string | number): string {
+  if (typeof key === 'number') return `${path}[${key}]`;
+  if (IDENTIFIER.test(key)) return path === '' ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+function refuse(path: string, reason: string): never {
+  const where = path === '' ? '(root)' : path;
+  throw new AgentStateError('invalid_request', `${where}: ${reason}`, { details: { path: where } });
+}
+
+function describeInstance(value: object): string {
+  if (value instanceof Date) return 'Date instance is not plain JSON; store an ISO-8601 string';
+  if (value instanceof Map) return 'Map is not plain JSON; store an object or an array of pairs';
+  if (value instanceof Set) return 'Set is not plain JSON; store an array';
+  if (value instanceof RegExp) return 'RegExp is not plain JSON; store its source as a string';
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) {
+    return 'binary data is not plain JSON; store it base64-encoded as a string';
+  }
+  if (value instanceof Error) return 'Error instance is not plain JSON; store { code, message }';
+  if (value instanceof Promise) return 'Promise is not plain JSON; await it and store the result';
+  const name = (value as { constructor?: { name?: string } }).constructor?.name;
+  return `${name ? `${name} instance` : 'class instance'} is not plain JSON; store its data as a plain object`;
+}
+
+function hasLoneSurrogate(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+      return true;
+    }
+    if (code >= 0xdc00 && code <= 0xdfff) return true;
+  }
+  return false;
+}
+
+function check(value: unknown, path: string, ancestors: object[]): void {
+  switch (typeof value) {
+    case 'string':
+      if (hasLoneSurrogate(value)) refuse(path, 'string holds a lone UTF-16 surrogate, which is not valid text');
+      return;
+    case 'boolean':
+      return;
+    case 'number':
+      if (Number.isNaN(value)) refuse(path, 'NaN is not plain JSON');
+      if (!Number.isFinite(value)) refuse(path, `${value} is not plain JSON; numbers must be finite`);
+      if (Object.is(value, -0)) refuse(path, '-0 is not representable in JSON; use 0');
+      return;
+    case 'bigint':
+      refuse(path, 'BigInt is not plain JSON; store it as a string');
+      break;
+    case 'undefined':
+      refuse(path, 'undefined is not plain JSON; omit the key or store null');
+      break;
+    case 'function':
+      refuse(path, 'a function is not plain JSON; register runtime objects by name instead');
+      break;
+    case 'symbol':
+      refuse(path, 'a symbol is not plain JSON');
+      break;
+    case 'object': {
+      if (value === null) return;
+      if (ancestors.includes(value)) refuse(path, 'cycle: this value contains itself');
+      if (ancestors.length >= MAX_JSON_DEPTH) refuse(path, `nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      ancestors.push(value);
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) refuse(path, describeInstance(value));
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value)) refuse(childPath(path, i), 'hole in a sparse array is not plain JSON');
+          check(value[i], childPath(path, i), ancestors);
+        }
+      } else {
+        const proto = Object.getPrototypeOf(value);
+        if (proto !== Object.prototype && proto !== null) refuse(path, describeInstance(value));
+        if (Object.getOwnPropertySymbols(value).length > 0) refuse(path, 'symbol keys are not plain JSON');
+        for (const key of Object.keys(value)) {
+          if (hasLoneSurrogate(key)) refuse(childPath(path, key), 'key holds a lone UTF-16 surrogate');
+          check((value as Record<string, unknown>)[key], childPath(path, key), ancestors);
+        }
+      }
+      ancestors.pop();
+      return;
+    }
+  }
+}
+
+/**
+ * Throws `invalid_request` naming the JSON path of the first value that is not plain JSON.
+ * `root` is the name the path starts with, for example `task.slots`.
+ */
+export function assertPlainJson(value: unknown, root = ''): asserts value is JsonValue {
+  check(value, root, []);
+}
+
+export function assertPlainJsonObject(value: unknown, root: string): asserts value is JsonObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    refuse(root, 'must be a JSON object');
+  }
+  check(value, root, []);
+}
+
+/** A deep copy of a value already known to be plain JSON. */
+export function cloneJson<T extends JsonValue>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Deterministic serialization: object keys sorted, so equal values give equal strings. */
+export function canonicalJson(value: JsonValue): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`).join(',')}}`;
+}

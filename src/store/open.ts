@@ -1,0 +1,31 @@
+/**
+ * Opening a store from a URL (SPEC 3). Adapters are imported on demand so that, for example, a process
+ * on SQLite never loads the PostgreSQL or Redis drivers.
+ */
+import { invalidRequest } from '../core/errors.js';
+import type { StateStore, StoreOptions } from './types.js';
+
+export const DEFAULT_STORE_URL = 'sqlite:./.agentstate/agentstate.db';
+
+export interface OpenStoreOptions extends StoreOptions {
+  /** SQLite `synchronous` pragma: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'. Default 'NORMAL' (safe in WAL mode). */
+  readonly sqliteSynchronous?: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+}
+
+export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenStoreOptions = {}): Promise<StateStore> {
+  const scheme = url.slice(0, url.indexOf(':') + 1);
+  switch (scheme) {
+    case 'memory:': {
+      const { createMemoryStore } = await import('./memory/index.js');
+      return createMemoryStore(options);
+    }
+    case 'sqlite:': {
+      const { openSqliteStore } = await import('./sqlite/index.js');
+      return openSqliteStore(url.slice('sqlite:'.length), options);
+    }
+    default:
+      throw invalidRequest(
+        `unknown store URL ${JSON.stringify(url)}: use memory:, sqlite:PATH, postgres://..., redis://... or redis://...?durable=postgres://...`,
+      );
+  }
+}
