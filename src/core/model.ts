@@ -6,7 +6,15 @@ import { z } from 'zod';
 import type { JsonObject, JsonValue } from './json.js';
 
 export const SESSION_STATUSES = ['active', 'waiting_for_user', 'paused', 'ended', 'expired'] as const;
-export const TASK_STATES = ['INIT', 'COLLECTING', 'CONFIRMING', 'EXECUTING', 'DONE', 'FAILED', 'CANCELLED'] as const;
+export const TASK_STATES = [
+  'INIT',
+  'COLLECTING',
+  'CONFIRMING',
+  'EXECUTING',
+  'DONE',
+  'FAILED',
+  'CANCELLED',
+] as const;
 export const ACTION_STATUSES = ['PENDING', 'SUCCESS', 'FAILED', 'UNKNOWN'] as const;
 export const MESSAGE_ROLES = ['system', 'user', 'assistant', 'tool'] as const;
 
@@ -34,11 +42,29 @@ export const TASK_TRANSITIONS: Readonly<Record<TaskState, readonly TaskState[]>>
 /** States in which a task is finished: no transition leaves DONE or CANCELLED. */
 export const FINAL_TASK_STATES: readonly TaskState[] = ['DONE', 'CANCELLED'];
 /** States in which a task is open (it belongs in a session's list of open tasks). */
-export const OPEN_TASK_STATES: readonly TaskState[] = ['INIT', 'COLLECTING', 'CONFIRMING', 'EXECUTING', 'FAILED'];
+export const OPEN_TASK_STATES: readonly TaskState[] = [
+  'INIT',
+  'COLLECTING',
+  'CONFIRMING',
+  'EXECUTING',
+  'FAILED',
+];
 
 export function canTransition(from: TaskState, to: TaskState): boolean {
   return TASK_TRANSITIONS[from].includes(to);
 }
+
+/**
+ * Allowed session status changes. `expired` is set by time, not by a caller; an `ended` session stays ended
+ * (it is removed when its TTL runs out).
+ */
+export const SESSION_TRANSITIONS: Readonly<Record<SessionStatus, readonly SessionStatus[]>> = {
+  active: ['waiting_for_user', 'paused', 'ended'],
+  waiting_for_user: ['active', 'paused', 'ended'],
+  paused: ['active', 'waiting_for_user', 'ended'],
+  ended: [],
+  expired: [],
+};
 
 /** Allowed action status changes: completion from PENDING, resolution of PENDING or UNKNOWN by a person. */
 export const ACTION_TRANSITIONS: Readonly<Record<ActionStatus, readonly ActionStatus[]>> = {
@@ -49,7 +75,14 @@ export const ACTION_TRANSITIONS: Readonly<Record<ActionStatus, readonly ActionSt
 };
 
 const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+  z.union([
+    z.string(),
+    z.number(),
+    z.boolean(),
+    z.null(),
+    z.array(jsonValue),
+    z.record(z.string(), jsonValue),
+  ]),
 );
 const jsonObject: z.ZodType<JsonObject> = z.record(z.string(), jsonValue);
 export const JsonValueSchema = jsonValue;
@@ -124,7 +157,11 @@ export const TaskEventSchema = z.object({
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
 
-export const ActionErrorSchema = z.object({ code: z.string(), message: z.string(), details: jsonValue.optional() });
+export const ActionErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  details: jsonValue.optional(),
+});
 export type ActionError = z.infer<typeof ActionErrorSchema>;
 
 export const ActionSchema = z.object({

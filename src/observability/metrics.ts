@@ -1,0 +1,131 @@
+/**
+ * The Prometheus metrics of SPEC 8, on a registry of their own (never the global one, so several servers in
+ * one process, as in tests, do not collide). Names are what deploy/grafana/agentstate.json queries.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export interface AgentStateMetrics {
+  readonly registry: Registry;
+  readonly sessionsActive: Gauge<'status'>;
+  readonly sessionsCreated: Counter<'agent'>;
+  readonly sessionsExpired: Counter;
+  readonly turns: Counter<'agent' | 'outcome'>;
+  readonly turnDuration: Histogram<'agent' | 'outcome'>;
+  readonly checkpointWriteDuration: Histogram<'adapter'>;
+  readonly versionConflicts: Counter<'kind'>;
+  readonly actions: Counter<'status'>;
+  readonly actionsUnknown: Gauge;
+  readonly recoveredRuns: Counter<'outcome'>;
+  readonly sweeperRuns: Counter<'outcome'>;
+  readonly sweeperDeleted: Counter;
+  readonly storeErrors: Counter<'adapter' | 'code'>;
+  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
+  readonly httpDuration: Histogram<'route' | 'method'>;
+}
+
+export interface MetricsOptions {
+  /** Also export Node.js process metrics (CPU, memory, event loop). Default true. */
+  readonly processMetrics?: boolean;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics(options: MetricsOptions = {}): AgentStateMetrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true)
+    collectDefaultMetrics({ register: registry, prefix: 'agentstate_process_' });
+  const registers = [registry];
+  return {
+    registry,
+    sessionsActive: new Gauge({
+      name: 'agentstate_sessions_active',
+      help: 'Sessions not yet expired, by status',
+      labelNames: ['status'],
+      registers,
+    }),
+    sessionsCreated: new Counter({
+      name: 'agentstate_sessions_created_total',
+      help: 'Sessions created',
+      labelNames: ['agent'],
+      registers,
+    }),
+    sessionsExpired: new Counter({
+      name: 'agentstate_sessions_expired_total',
+      help: 'Expired sessions removed by the sweeper',
+      registers,
+    }),
+    turns: new Counter({
+      name: 'agentstate_turns_total',
+      help: 'Agent turns run, by agent and outcome',
+      labelNames: ['agent', 'outcome'],
+      registers,
+    }),
+    turnDuration: new Histogram({
+      name: 'agentstate_turn_duration_seconds',
+      help: 'Latency of one agent turn',
+      labelNames: ['agent', 'outcome'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    checkpointWriteDuration: new Histogram({
+      name: 'agentstate_checkpoint_write_duration_seconds',
+      help: 'Latency of writing one checkpoint',
+      labelNames: ['adapter'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    versionConflicts: new Counter({
+      name: 'agentstate_version_conflicts_total',
+      help: 'Writes refused because the version they named was stale',
+      labelNames: ['kind'],
+      registers,
+    }),
+    actions: new Counter({
+      name: 'agentstate_actions_total',
+      help: 'Action records reaching a status (PENDING when begun)',
+      labelNames: ['status'],
+      registers,
+    }),
+    actionsUnknown: new Gauge({
+      name: 'agentstate_actions_unknown',
+      help: 'Actions in status UNKNOWN, waiting for a person',
+      registers,
+    }),
+    recoveredRuns: new Counter({
+      name: 'agentstate_recovered_runs_total',
+      help: 'Interrupted runs resumed from a checkpoint',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    sweeperRuns: new Counter({
+      name: 'agentstate_sweeper_runs_total',
+      help: 'Sweeps of expired sessions',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    sweeperDeleted: new Counter({
+      name: 'agentstate_sweeper_deleted_total',
+      help: 'Expired sessions deleted by sweeps',
+      registers,
+    }),
+    storeErrors: new Counter({
+      name: 'agentstate_store_errors_total',
+      help: 'Store calls that failed for a reason other than bad input or a version conflict',
+      labelNames: ['adapter', 'code'],
+      registers,
+    }),
+    httpRequests: new Counter({
+      name: 'agentstate_http_requests_total',
+      help: 'HTTP requests, by route, method and status',
+      labelNames: ['route', 'method', 'status'],
+      registers,
+    }),
+    httpDuration: new Histogram({
+      name: 'agentstate_http_request_duration_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['route', 'method'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+  };
+}
