@@ -49,7 +49,10 @@ export function versionConflict(
   );
 }
 
-export function invalidRequest(message: string, details?: Readonly<Record<string, unknown>>): AgentStateError {
+export function invalidRequest(
+  message: string,
+  details?: Readonly<Record<string, unknown>>,
+): AgentStateError {
   return new AgentStateError('invalid_request', message, details === undefined ? {} : { details });
 }
 

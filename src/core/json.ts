@@ -53,7 +53,8 @@ function hasLoneSurrogate(text: string): boolean {
 function check(value: unknown, path: string, ancestors: object[]): void {
   switch (typeof value) {
     case 'string':
-      if (hasLoneSurrogate(value)) refuse(path, 'string holds a lone UTF-16 surrogate, which is not valid text');
+      if (hasLoneSurrogate(value))
+        refuse(path, 'string holds a lone UTF-16 surrogate, which is not valid text');
       return;
     case 'boolean':
       return;

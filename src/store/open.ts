@@ -12,7 +12,10 @@ export interface OpenStoreOptions extends StoreOptions {
   readonly sqliteSynchronous?: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 }
 
-export async function openStore(url: string = DEFAULT_STORE_URL, options: OpenStoreOptions = {}): Promise<StateStore> {
+export async function openStore(
+  url: string = DEFAULT_STORE_URL,
+  options: OpenStoreOptions = {},
+): Promise<StateStore> {
   const scheme = url.slice(0, url.indexOf(':') + 1);
   switch (scheme) {
     case 'memory:': {

@@ -188,7 +188,11 @@ export interface MemoryQuery extends PageQuery {
 export interface TurnBatch {
   readonly session?: { readonly id: string; readonly expected_version: number; readonly patch: SessionPatch };
   readonly create_tasks?: readonly NewTask[];
-  readonly update_tasks?: readonly { readonly id: string; readonly expected_version: number; readonly patch: TaskPatch }[];
+  readonly update_tasks?: readonly {
+    readonly id: string;
+    readonly expected_version: number;
+    readonly patch: TaskPatch;
+  }[];
   /** Begun with the same idempotency rule as beginAction. */
   readonly begin_actions?: readonly NewAction[];
   readonly complete_actions?: readonly ({ readonly id: string } & ActionCompletion)[];
@@ -240,7 +244,12 @@ export interface StateStore {
   getSession(scope: ReadScope, id: string): Promise<Session | null>;
   listSessions(scope: ReadScope, query?: SessionQuery): Promise<Page<Session>>;
   /** Applies the patch when `expected_version` is current; bumps the version and renews the TTL. */
-  updateSession(scope: ReadScope, id: string, expected_version: number, patch: SessionPatch): Promise<Session>;
+  updateSession(
+    scope: ReadScope,
+    id: string,
+    expected_version: number,
+    patch: SessionPatch,
+  ): Promise<Session>;
   /** Renews the sliding TTL (no version change). Null when the session is missing or expired. */
   touchSession(scope: ReadScope, id: string): Promise<Session | null>;
   /** Sets status `ended` (its tasks stay). Null when missing. */
@@ -301,7 +310,12 @@ export interface StateStore {
   releaseLease(scope: Scope, name: string, owner: string): Promise<boolean>;
 
   // request idempotency (HTTP Idempotency-Key)
-  claimRequestKey(scope: Scope, key: string, request_hash: string, ttl_seconds: number): Promise<RequestKeyClaim>;
+  claimRequestKey(
+    scope: Scope,
+    key: string,
+    request_hash: string,
+    ttl_seconds: number,
+  ): Promise<RequestKeyClaim>;
   completeRequestKey(scope: Scope, key: string, response: StoredResponse): Promise<void>;
   releaseRequestKey(scope: Scope, key: string): Promise<void>;
 
