@@ -1,0 +1,90 @@
+/**
+ * Compaction as data: when the messages after a session's last summary weigh more than a token threshold,
+ * fold the older of them into a new rolling summary and store it (raw messages stay). The newest
+ * `keepTokens` of messages stay out of the summary, so the builder still shows them verbatim.
+ *
+ * Cost: deciding reads at most `thresholdTokens` worth of messages backwards; compacting reads the range
+ * being summarized once, forwards, in pages of 500.
+ */
+import { AgentStateError, invalidRequest } from '../core/errors.js';
+import type { ReadScope, Scope, StateStore } from '../store/types.js';
+import { countMessage, toChatMessage } from './chat-format.js';
+import { storeMessageSource } from './source.js';
+import { rulesSummarizer, type Summarizer } from './summarizer.js';
+import { readSummaryHead, type SummaryRecord, writeSummary } from './summary-store.js';
+import { loadTokenizer, type Tokenizer } from './tokenizer.js';
+import { selectWindow } from './window.js';
+
+export interface CompactOptions {
+  readonly store: StateStore;
+  readonly scope: ReadScope;
+  readonly sessionId: string;
+  /** Compact when the messages after the last summary exceed this many tokens. */
+  readonly thresholdTokens: number;
+  /** Tokens of the newest messages left out of the summary. Default half the threshold. */
+  readonly keepTokens?: number;
+  /** Default: o200k_base. */
+  readonly tokenizer?: Tokenizer;
+  /** Default: the extractive `rules` summarizer. */
+  readonly summarizer?: Summarizer;
+}
+
+const READ_PAGE = 500;
+
+/** Compacts when over the threshold: returns the new summary, or null when nothing needed compacting. */
+export async function maybeCompact(options: CompactOptions): Promise<SummaryRecord | null> {
+  const { store, scope, sessionId, thresholdTokens } = options;
+  if (!Number.isInteger(thresholdTokens) || thresholdTokens < 1) {
+    throw invalidRequest(
+      `compaction: thresholdTokens must be a positive integer, got ${String(thresholdTokens)}`,
+    );
+  }
+  const keepTokens = options.keepTokens ?? Math.floor(thresholdTokens / 2);
+  if (!Number.isInteger(keepTokens) || keepTokens < 0 || keepTokens > thresholdTokens) {
+    throw invalidRequest(
+      `compaction: keepTokens must be an integer in 0..thresholdTokens, got ${String(keepTokens)}`,
+    );
+  }
+  const session = await store.getSession(scope, sessionId);
+  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found`);
+  const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
+  const tokenizer = options.tokenizer ?? (await loadTokenizer());
+  const summarizer = options.summarizer ?? rulesSummarizer();
+
+  const head = await readSummaryHead(store, userScope, sessionId);
+  const floor = head?.to_seq ?? 0;
+  const source = storeMessageSource(store, scope, sessionId);
+  const cost = (m: Parameters<typeof toChatMessage>[0]) => countMessage(tokenizer, toChatMessage(m));
+
+  const probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
+  if (probe.complete) return null;
+  const keep = await selectWindow(source, { budget: keepTokens, cost, floor });
+  const first = keep.messages[0];
+  const cutSeq = first !== undefined ? first.seq - 1 : (keep.cut_to ?? floor);
+  if (cutSeq <= floor) return null;
+
+  let points = head?.points ?? [];
+  let after = floor;
+  let count = 0;
+  while (after < cutSeq) {
+    const page = await store.listMessages(scope, sessionId, {
+      after_seq: after,
+      limit: Math.min(READ_PAGE, cutSeq - after),
+    });
+    if (page.length === 0) break;
+    points = await summarizer.summarize({ previous: points, messages: page });
+    after = page[page.length - 1]!.seq;
+    count += page.length;
+  }
+  const record: SummaryRecord = {
+    session_id: sessionId,
+    from_seq: head?.from_seq ?? 1,
+    to_seq: after,
+    points,
+    summarizer: summarizer.name,
+    message_count: (head?.message_count ?? 0) + count,
+  };
+  if (after <= floor) return null;
+  await writeSummary(store, userScope, record);
+  return record;
+}

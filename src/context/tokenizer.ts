@@ -1,0 +1,65 @@
+/**
+ * Offline token counting with the real BPE encodings of OpenAI models (gpt-tokenizer).
+ *
+ * An encoding is loaded on first use (o200k_base takes ~0.3 s and ~100 MB) and cached for the process.
+ * Text is counted as plain text: a special-token string such as `<|endoftext|>` inside a message is
+ * counted as the characters it is, never refused and never treated as a control token.
+ */
+import { invalidRequest } from '../core/errors.js';
+
+export const ENCODINGS = ['o200k_base', 'cl100k_base'] as const;
+export type EncodingName = (typeof ENCODINGS)[number];
+export const DEFAULT_ENCODING: EncodingName = 'o200k_base';
+
+/** What the context builder needs from a tokenizer. Any object with this shape may be passed instead. */
+export interface Tokenizer {
+  /** The encoding's name, reported in `included.tokenizer`. */
+  readonly name: string;
+  count(text: string): number;
+}
+
+type CountFn = (text: string, options: { disallowedSpecial: Set<string> }) => number;
+
+const loaded = new Map<EncodingName, Promise<Tokenizer>>();
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+
+async function importEncoding(name: EncodingName): Promise<CountFn> {
+  switch (name) {
+    case 'o200k_base':
+      return (await import('gpt-tokenizer/encoding/o200k_base')).countTokens;
+    case 'cl100k_base':
+      return (await import('gpt-tokenizer/encoding/cl100k_base')).countTokens;
+  }
+}
+
+/** The encoding a model uses: o200k_base for GPT-4o, GPT-4.1, GPT-5 and the o-series; cl100k_base before. */
+export function encodingForModel(model: string): EncodingName {
+  const m = model.toLowerCase();
+  if (/^(gpt-4o|gpt-4\.[1-9]|gpt-5|o[1-9]|chatgpt-4o|gpt-oss|codex)/.test(m)) return 'o200k_base';
+  if (/^(gpt-4|gpt-3\.5|text-embedding-3|text-embedding-ada)/.test(m)) return 'cl100k_base';
+  return DEFAULT_ENCODING;
+}
+
+function isEncodingName(value: string): value is EncodingName {
+  return (ENCODINGS as readonly string[]).includes(value);
+}
+
+/**
+ * The tokenizer of an encoding (`o200k_base`, `cl100k_base`) or of a model name (`gpt-4o`, `gpt-4`).
+ * Default: o200k_base.
+ */
+export function loadTokenizer(encodingOrModel: string = DEFAULT_ENCODING): Promise<Tokenizer> {
+  if (typeof encodingOrModel !== 'string' || encodingOrModel === '') {
+    throw invalidRequest('tokenizer: name an encoding (o200k_base, cl100k_base) or a model');
+  }
+  const name = isEncodingName(encodingOrModel) ? encodingOrModel : encodingForModel(encodingOrModel);
+  let tokenizer = loaded.get(name);
+  if (tokenizer === undefined) {
+    tokenizer = importEncoding(name).then((count) => ({
+      name,
+      count: (text: string) => (text === '' ? 0 : count(text, NO_SPECIAL)),
+    }));
+    loaded.set(name, tokenizer);
+  }
+  return tokenizer;
+}
