@@ -1,0 +1,101 @@
+/**
+ * Actions: begin one idempotently (201 new, 200 when its key exists), list, read, and complete or resolve
+ * one. `PATCH` of a PENDING action completes it (or marks it UNKNOWN, with a note); of an UNKNOWN action
+ * resolves it, keeping who resolved it in `note`.
+ */
+import { z } from 'zod';
+import { AgentStateError } from '../../core/errors.js';
+import { ActionSchema } from '../../core/model.js';
+import type { Principal } from '../auth.js';
+import { readScopeOf } from '../auth.js';
+import type { RouteDeps, ZodApp } from '../deps.js';
+import { ActionParams, idParam, PageQueryShape, pageOf } from '../schemas.js';
+import { ERRORS, notFound } from './common.js';
+
+const ListActionsQuery = z.strictObject({
+  task_id: idParam('task').optional(),
+  status: ActionSchema.shape.status.optional(),
+  ...PageQueryShape,
+});
+
+function who(principal: Principal): string {
+  if (principal.kind === 'user') return `user ${principal.user_id}`;
+  return principal.kind === 'tenant' ? `tenant key of ${principal.tenant_id}` : 'local operator';
+}
+
+export function actionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
+  app.post(
+    '/v1/actions',
+    {
+      schema: {
+        tags: ['actions'],
+        body: schemas.createAction,
+        response: { 200: ActionSchema, 201: ActionSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const task = await store.getTask(readScopeOf(request.principal), request.body.task_id);
+      if (task === null) throw notFound('task', request.body.task_id);
+      const scope = { tenant_id: task.tenant_id, user_id: task.user_id };
+      const { action, created } = await store.beginAction(scope, {
+        ...request.body,
+        session_id: task.session_id,
+      });
+      return reply.status(created ? 201 : 200).send(action);
+    },
+  );
+
+  app.get(
+    '/v1/actions',
+    {
+      schema: {
+        tags: ['actions'],
+        querystring: ListActionsQuery,
+        response: { 200: pageOf(ActionSchema), ...ERRORS },
+      },
+    },
+    async (request) => store.listActions(readScopeOf(request.principal), request.query),
+  );
+
+  app.get(
+    '/v1/actions/:id',
+    { schema: { tags: ['actions'], params: ActionParams, response: { 200: ActionSchema, ...ERRORS } } },
+    async (request) => {
+      const action = await store.getAction(readScopeOf(request.principal), request.params.id);
+      if (action === null) throw notFound('action', request.params.id);
+      return action;
+    },
+  );
+
+  app.patch(
+    '/v1/actions/:id',
+    {
+      schema: {
+        tags: ['actions'],
+        params: ActionParams,
+        body: schemas.patchAction,
+        response: { 200: ActionSchema, ...ERRORS },
+      },
+    },
+    async (request) => {
+      const scope = readScopeOf(request.principal);
+      const { id } = request.params;
+      const action = await store.getAction(scope, id);
+      if (action === null) throw notFound('action', id);
+      const { status, result, error, note } = request.body;
+      if (status === 'UNKNOWN') {
+        if (note === undefined)
+          throw new AgentStateError('invalid_request', 'body.note: required to mark UNKNOWN');
+        return store.markActionUnknown(scope, id, note);
+      }
+      const completion = { status, ...(result !== undefined ? { result } : {}), ...(error ? { error } : {}) };
+      if (action.status === 'UNKNOWN') {
+        return store.resolveAction(scope, id, {
+          ...completion,
+          note: note ?? `resolved by ${who(request.principal)}`,
+        });
+      }
+      return store.completeAction(scope, id, completion);
+    },
+  );
+}

@@ -1,0 +1,27 @@
+/** Every route group of the API. A new group is one file with a `xRoutes(app, deps)` function, listed here. */
+import type { RouteDeps, ZodApp } from '../deps.js';
+import { actionRoutes } from './actions.js';
+import { contextRoutes } from './context.js';
+import { healthRoutes } from './health.js';
+import { memoryRoutes } from './memory.js';
+import { messageRoutes } from './messages.js';
+import { sessionRoutes } from './sessions.js';
+import { taskRoutes } from './tasks.js';
+import { tokenRoutes } from './tokens.js';
+import { turnRoutes } from './turns.js';
+
+const GROUPS = [
+  healthRoutes,
+  tokenRoutes,
+  sessionRoutes,
+  messageRoutes,
+  turnRoutes,
+  contextRoutes,
+  taskRoutes,
+  actionRoutes,
+  memoryRoutes,
+];
+
+export function registerRoutes(app: ZodApp, deps: RouteDeps): void {
+  for (const group of GROUPS) group(app, deps);
+}

@@ -1,0 +1,100 @@
+/** Sessions: create, list, read (with a summary of open tasks), update with If-Match, end. */
+import { OPEN_TASK_STATES, SessionSchema } from '../../core/model.js';
+import { readScopeOf, writeScopeOf } from '../auth.js';
+import type { RouteDeps, ZodApp } from '../deps.js';
+import { IfMatchHeaders, pageOf, SessionParams, versionOfIfMatch } from '../schemas.js';
+import { ERRORS, etag, NO_CONTENT, requireSession, SessionWithTasksSchema } from './common.js';
+
+export function sessionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
+  app.post(
+    '/v1/sessions',
+    {
+      schema: {
+        tags: ['sessions'],
+        body: schemas.createSession,
+        response: { 201: SessionSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const { user_id, ...input } = request.body;
+      const session = await store.createSession(writeScopeOf(request.principal, user_id), input);
+      return reply.status(201).header('etag', etag(session.version)).send(session);
+    },
+  );
+
+  app.get(
+    '/v1/sessions',
+    {
+      schema: {
+        tags: ['sessions'],
+        querystring: schemas.listSessions,
+        response: { 200: pageOf(SessionSchema) },
+      },
+    },
+    async (request) => {
+      const { user_id, ...query } = request.query;
+      return store.listSessions(readScopeOf(request.principal, user_id), query);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        tags: ['sessions'],
+        params: SessionParams,
+        response: { 200: SessionWithTasksSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const scope = readScopeOf(request.principal);
+      const session = await requireSession(store, scope, request.params.id);
+      const tasks = await store.listTasks(scope, {
+        session_id: session.id,
+        state: OPEN_TASK_STATES,
+        limit: 100,
+      });
+      const open_tasks = tasks.items.map(({ id, type, state, status_line, slots, version }) => ({
+        id,
+        type,
+        state,
+        status_line,
+        slots,
+        version,
+      }));
+      return reply.header('etag', etag(session.version)).send({ ...session, open_tasks });
+    },
+  );
+
+  app.patch(
+    '/v1/sessions/:id',
+    {
+      schema: {
+        tags: ['sessions'],
+        params: SessionParams,
+        headers: IfMatchHeaders,
+        body: schemas.patchSession,
+        response: { 200: SessionSchema, ...ERRORS },
+      },
+    },
+    async (request, reply) => {
+      const scope = readScopeOf(request.principal);
+      await requireSession(store, scope, request.params.id);
+      const version = versionOfIfMatch(request.headers['if-match']);
+      const session = await store.updateSession(scope, request.params.id, version, request.body);
+      return reply.header('etag', etag(session.version)).send(session);
+    },
+  );
+
+  app.delete(
+    '/v1/sessions/:id',
+    { schema: { tags: ['sessions'], params: SessionParams, response: { ...NO_CONTENT, ...ERRORS } } },
+    async (request, reply) => {
+      const scope = readScopeOf(request.principal);
+      await requireSession(store, scope, request.params.id);
+      const ended = await store.endSession(scope, request.params.id);
+      if (ended === null) await requireSession(store, scope, request.params.id);
+      return reply.status(204).send(null);
+    },
+  );
+}

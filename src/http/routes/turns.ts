@@ -1,0 +1,78 @@
+/**
+ * Routes that run the agent: a turn, resuming an interrupted run, the run's checkpoints. They need the
+ * runtime (`ServerOptions.turns`) and answer 501 `not_implemented` without it.
+ *
+ * Two turns of one session at once never interleave: the runtime holds a lease on the session for the
+ * whole turn, so the second request answers 409 (`conflict`) and may be sent again once the first is done.
+ */
+import { CheckpointSchema, type Session } from '../../core/model.js';
+import type { Scope } from '../../store/types.js';
+import { readScopeOf } from '../auth.js';
+import type { RouteDeps, ZodApp } from '../deps.js';
+import { notImplemented } from '../errors.js';
+import { pageOf, SessionParams } from '../schemas.js';
+import { TurnResponseSchema, type TurnRunner } from '../turn-runner.js';
+import { ERRORS, requireSession } from './common.js';
+
+function ownerScope(session: Session): Scope {
+  return { tenant_id: session.tenant_id, user_id: session.user_id };
+}
+
+function requireRunner(turns: TurnRunner | null, what: string): TurnRunner {
+  if (turns === null) throw notImplemented(what);
+  return turns;
+}
+
+export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): void {
+  app.post(
+    '/v1/sessions/:id/turns',
+    {
+      schema: {
+        tags: ['turns'],
+        params: SessionParams,
+        body: schemas.turn,
+        response: { 200: TurnResponseSchema, ...ERRORS },
+      },
+    },
+    async (request) => {
+      const runner = requireRunner(turns, 'a turn');
+      const session = await requireSession(store, readScopeOf(request.principal), request.params.id);
+      return runner.runTurn(ownerScope(session), session, request.body.input);
+    },
+  );
+
+  app.post(
+    '/v1/sessions/:id/resume',
+    {
+      schema: {
+        tags: ['turns'],
+        params: SessionParams,
+        body: schemas.resume.optional(),
+        response: { 200: TurnResponseSchema, ...ERRORS },
+      },
+    },
+    async (request) => {
+      const runner = requireRunner(turns, 'resuming a run');
+      const session = await requireSession(store, readScopeOf(request.principal), request.params.id);
+      return runner.resume(ownerScope(session), session);
+    },
+  );
+
+  app.get(
+    '/v1/sessions/:id/checkpoints',
+    {
+      schema: {
+        tags: ['turns'],
+        params: SessionParams,
+        querystring: schemas.checkpoints,
+        response: { 200: pageOf(CheckpointSchema), ...ERRORS },
+      },
+    },
+    async (request) => {
+      const runner = requireRunner(turns, 'checkpoint history');
+      const scope = readScopeOf(request.principal);
+      const session = await requireSession(store, scope, request.params.id);
+      return runner.checkpoints(scope, session, request.query.limit ?? 20, request.query.before ?? null);
+    },
+  );
+}

@@ -1,0 +1,142 @@
+/**
+ * `createServer({ store, config })`: the HTTP API of SPEC 5 as a fastify instance (not yet listening).
+ * The caller owns the store: closing the server does not close it (see `shutdown.ts` for `serve`).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { AgentStateError } from '../core/errors.js';
+import type { StateStore } from '../store/types.js';
+import { createAuthenticator } from './auth.js';
+import {
+  assertStartable,
+  DEFAULT_TENANT,
+  type HttpConfig,
+  type HttpConfigInput,
+  resolveConfig,
+} from './config.js';
+import type { RouteDeps, ZodApp } from './deps.js';
+import { errorHandler } from './errors.js';
+import { registerIdempotency } from './idempotency.js';
+import { registerJsonBody } from './json-body.js';
+import { registerRoutes } from './routes/index.js';
+import { buildSchemas } from './schemas.js';
+import type { TurnRunner } from './turn-runner.js';
+
+export interface ServerOptions {
+  readonly store: StateStore;
+  /** A complete configuration, or a partial one completed with the documented defaults. */
+  readonly config?: HttpConfig | HttpConfigInput;
+  /** The agent runtime behind turns, resume and checkpoints; those routes answer 501 without it. */
+  readonly turns?: TurnRunner | null;
+  /** A pino logger; `false` for none. Default: JSON logs on stdout at level `AGENTSTATE_LOG_LEVEL` or info. */
+  readonly logger?: FastifyBaseLogger | false;
+  /** The time used to check token expiry. Default: the system clock. */
+  readonly now?: () => number;
+}
+
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/openapi.json']);
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
+
+function isComplete(config: HttpConfig | HttpConfigInput | undefined): config is HttpConfig {
+  return (
+    config !== undefined &&
+    config.apiKeys instanceof Map &&
+    'limits' in config &&
+    typeof config.host === 'string'
+  );
+}
+
+function isPublic(url: string): boolean {
+  const path = url.split('?')[0] ?? url;
+  return PUBLIC_PATHS.has(path) || path === '/docs' || path.startsWith('/docs/');
+}
+
+export async function createServer(options: ServerOptions): Promise<ZodApp> {
+  const config = isComplete(options.config) ? options.config : resolveConfig(options.config);
+  assertStartable(config);
+  const { store } = options;
+  const loggerOption =
+    options.logger === false
+      ? { logger: false as const }
+      : options.logger !== undefined
+        ? { loggerInstance: options.logger }
+        : { logger: { level: process.env.AGENTSTATE_LOG_LEVEL ?? 'info' } };
+  const app = Fastify({
+    ...loggerOption,
+    bodyLimit: config.limits.bodyLimitBytes,
+    return503OnClosing: true,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  // Responses are records the store already checked; they are sent as JSON, the schemas document them.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler((request) => {
+    throw new AgentStateError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
+  });
+  registerJsonBody(app);
+  app.decorateRequest('principal', null as never);
+
+  const auth = createAuthenticator(config, options.now);
+  if (config.apiKeys.size === 0) {
+    app.log.warn(
+      `no API keys configured: accepting unauthenticated requests on loopback only, as tenant "${DEFAULT_TENANT}"`,
+    );
+  }
+
+  app.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+    if (isPublic(request.url)) return;
+    request.principal = await auth.authenticate(request.headers.authorization, request.socket.localAddress);
+  });
+
+  await app.register(rateLimit, {
+    global: true,
+    max: config.limits.rateLimitMax,
+    timeWindow: config.limits.rateLimitWindowMs,
+    keyGenerator: (request) => {
+      const header = request.headers.authorization;
+      return header ? `t:${createHash('sha256').update(header).digest('hex')}` : `ip:${request.ip}`;
+    },
+    allowList: (request) => isPublic(request.url),
+    errorResponseBuilder: (_request, context) =>
+      Object.assign(new AgentStateError('rate_limited', `too many requests; retry in ${context.after}`), {
+        statusCode: 429,
+      }),
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'agentstate', description: 'The state layer for AI agents (SPEC 5).', version: '1' },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'tenant API key or user token' },
+        },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerIdempotency(app, store, config.limits.idempotencyTtlSeconds);
+  const deps: RouteDeps = {
+    store,
+    config,
+    schemas: buildSchemas(config.limits),
+    auth,
+    turns: options.turns ?? null,
+  };
+  await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app as unknown as ZodApp;
+}

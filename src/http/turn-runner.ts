@@ -1,0 +1,39 @@
+/**
+ * What the HTTP layer needs from the agent runtime, kept to one small interface so the routes do not
+ * depend on how the runtime is built. `createServer` adapts the runtime to it when agents are given.
+ */
+import { z } from 'zod';
+import { ActionSchema, type Checkpoint, type Session, SessionSchema, TaskSchema } from '../core/model.js';
+import type { Page, ReadScope, Scope } from '../store/types.js';
+
+export const TurnResponseSchema = z.looseObject({
+  reply: z.string(),
+  session: SessionSchema.nullable(),
+  tasks: z.array(TaskSchema),
+  actions: z.array(ActionSchema),
+  checkpoint_id: z.string().nullable(),
+});
+export type TurnResponse = z.infer<typeof TurnResponseSchema>;
+
+export const ContextResponseSchema = z.looseObject({
+  system: z.string(),
+  messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
+  token_count: z.number().int(),
+});
+export type ContextResponse = z.infer<typeof ContextResponseSchema>;
+
+export interface TurnRunner {
+  /** Runs one turn of the session's agent; the answer of `POST /v1/sessions/{id}/turns`. */
+  runTurn(scope: Scope, session: Session, input: string): Promise<TurnResponse>;
+  /** Resumes an interrupted run of the session; the answer of `POST /v1/sessions/{id}/resume`. */
+  resume(scope: Scope, session: Session): Promise<TurnResponse>;
+  /** The session's checkpoints, newest first. */
+  checkpoints(
+    scope: ReadScope,
+    session: Session,
+    limit: number,
+    before: string | null,
+  ): Promise<Page<Checkpoint>>;
+  /** What one model call of this session would see; absent to use the plain last-messages fallback. */
+  context?(scope: ReadScope, session: Session, maxTokens: number): Promise<ContextResponse>;
+}
