@@ -1,0 +1,163 @@
+/**
+ * The demo airline: a real HTTP service (node:http, JSON) on loopback that enforces idempotency keys.
+ *
+ *   POST /bookings                 Idempotency-Key header + {origin, destination, date, cabin, passenger}
+ *                                  201 booked; 200 + `Idempotent-Replayed: true` for the same key and body;
+ *                                  409 for the same key with another body; 400 for bad input.
+ *   GET  /bookings/by-key/:key     the booking made for a key, 404 when the key is unknown
+ *   GET  /bookings/:id             a booking by its id
+ *   GET  /health                   {ok, bookings}
+ */
+import { mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { BookingRequestSchema, describeIssues } from './booking.js';
+import { AirlineLedger } from './ledger-book.js';
+
+export interface AirlineServiceOptions {
+  /** Where the ledger lives (created if missing). */
+  readonly dataDir: string;
+  /** Port on 127.0.0.1; default 0 (a free port). */
+  readonly port?: number;
+  /** Delay every booking answer by this many ms after the booking is on disk (to test client time-outs). Default 0. */
+  readonly responseDelayMs?: number;
+}
+
+export interface AirlineService {
+  readonly url: string;
+  readonly port: number;
+  readonly ledgerPath: string;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 64 * 1024;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+class HttpProblem extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = req.headers['content-type'] ?? '';
+  if (!type.startsWith('application/json'))
+    throw new HttpProblem(415, 'content-type must be application/json');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpProblem(413, `body larger than ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpProblem(400, 'body is not valid JSON');
+  }
+}
+
+function idempotencyKeyOf(req: IncomingMessage): string {
+  const key = req.headers['idempotency-key'];
+  if (typeof key !== 'string' || key === '') throw new HttpProblem(400, 'Idempotency-Key header is required');
+  if (!KEY_PATTERN.test(key)) {
+    throw new HttpProblem(400, 'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces');
+  }
+  return key;
+}
+
+function createHandler(ledger: AirlineLedger, delayMs: number) {
+  async function book(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const key = idempotencyKeyOf(req);
+    const parsed = BookingRequestSchema.safeParse(await readJson(req));
+    if (!parsed.success) throw new HttpProblem(400, `invalid booking: ${describeIssues(parsed.error)}`);
+    const outcome = ledger.book(key, parsed.data);
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    if (outcome.kind === 'key_reused') {
+      throw new HttpProblem(409, `Idempotency-Key ${key} was already used for a different booking request`);
+    }
+    if (outcome.kind === 'replayed') send(res, 200, outcome.booking, { 'idempotent-replayed': 'true' });
+    else send(res, 201, outcome.booking);
+  }
+
+  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://airline.local');
+    const path = url.pathname;
+    if (path === '/bookings') {
+      if (req.method !== 'POST') throw new HttpProblem(405, `${req.method} is not allowed on /bookings`);
+      return book(req, res);
+    }
+    if (req.method !== 'GET') throw new HttpProblem(405, `${req.method} is not allowed on ${path}`);
+    if (path === '/health') return send(res, 200, { ok: true, bookings: ledger.size });
+    const byKey = /^\/bookings\/by-key\/([^/]+)$/.exec(path);
+    if (byKey) {
+      const key = decodeURIComponent(byKey[1] ?? '');
+      const booking = ledger.byIdempotencyKey(key);
+      if (booking === null) throw new HttpProblem(404, `no booking was made with Idempotency-Key ${key}`);
+      return send(res, 200, booking);
+    }
+    const byId = /^\/bookings\/([^/]+)$/.exec(path);
+    if (byId) {
+      const booking = ledger.byBookingId(decodeURIComponent(byId[1] ?? ''));
+      if (booking === null) throw new HttpProblem(404, 'no such booking');
+      return send(res, 200, booking);
+    }
+    throw new HttpProblem(404, `no route ${req.method} ${path}`);
+  }
+
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    route(req, res).catch((error: unknown) => {
+      const problem = error instanceof HttpProblem ? error : new HttpProblem(500, 'internal error');
+      if (!(error instanceof HttpProblem)) console.error('[airline]', error);
+      if (!res.headersSent) send(res, problem.status, { error: problem.message, status: problem.status });
+      else res.destroy();
+    });
+  };
+}
+
+/** Starts the airline on 127.0.0.1; resolves once it listens. */
+export async function startAirlineService(options: AirlineServiceOptions): Promise<AirlineService> {
+  mkdirSync(options.dataDir, { recursive: true });
+  const ledger = new AirlineLedger(options.dataDir);
+  const server = createServer(createHandler(ledger, options.responseDelayMs ?? 0));
+  server.keepAliveTimeout = 1_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let closing: Promise<void> | null = null;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    ledgerPath: ledger.path,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}

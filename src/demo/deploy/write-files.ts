@@ -1,0 +1,49 @@
+/** `deploy.write_files`: writes the app's source files (the planned template, or the caller's own). */
+import { join, posix } from 'node:path';
+import { z } from 'zod';
+import type { Tool } from '../../runtime/tool.js';
+import { keyedStep } from './keyed.js';
+import { templateFiles } from './template.js';
+import {
+  AppNameSchema,
+  appPaths,
+  type DeployWorkspace,
+  type Plan,
+  readStepOutput,
+  sha256,
+  writeFileAtomic,
+} from './workspace.js';
+
+const FileNameSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/, 'must be a plain file name (no directories, no leading dot)');
+
+export const WriteFilesParamsSchema = z.strictObject({
+  app: AppNameSchema,
+  /** File name -> content. Absent: the template the plan names. */
+  files: z.record(FileNameSchema, z.string().max(256 * 1024)).optional(),
+});
+export type WriteFilesParams = z.infer<typeof WriteFilesParamsSchema>;
+
+export function writeFilesTool(ws: DeployWorkspace): Tool<WriteFilesParams> {
+  return keyedStep(ws, {
+    name: 'deploy.write_files',
+    description:
+      "Write the app's source files into apps/<app>/src (the planned template unless files are given).",
+    params: WriteFilesParamsSchema,
+    async run(params) {
+      const paths = appPaths(params.app);
+      const plan = readStepOutput<Plan>(ws, paths.plan, 'deploy.plan');
+      const files = params.files ?? templateFiles(plan);
+      const written = Object.keys(files)
+        .sort()
+        .map((name) => {
+          const content = files[name] ?? '';
+          const path = posix.join(paths.src, name);
+          writeFileAtomic(join(ws.dir, path), content);
+          return { path, bytes: Buffer.byteLength(content), sha256: sha256(content) };
+        });
+      return { app: params.app, files: written };
+    },
+  });
+}

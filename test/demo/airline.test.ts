@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type AirlineService, startAirlineService } from '../../src/demo/airline/server.js';
+import { countSideEffects, readLedger } from '../../src/demo/ledger.js';
+
+const trip = {
+  origin: 'CDG',
+  destination: 'JFK',
+  date: '2026-12-24',
+  cabin: 'business',
+  passenger: 'Ada Lovelace',
+};
+
+let dir: string;
+let airline: AirlineService;
+
+async function post(body: unknown, key: string | null, url = airline.url): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key !== null) headers['idempotency-key'] = key;
+  return fetch(`${url}/bookings`, { method: 'POST', headers, body: JSON.stringify(body) });
+}
+
+const newKey = () => `key-${Math.random().toString(36).slice(2)}`;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'airline-'));
+  airline = await startAirlineService({ dataDir: dir, port: 0 });
+});
+
+afterEach(async () => {
+  await airline.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('demo airline: idempotency', () => {
+  it('books once for one key and answers the same booking on a replay', async () => {
+    const key = newKey();
+    const first = await post(trip, key);
+    expect(first.status).toBe(201);
+    const booking = (await first.json()) as Record<string, unknown>;
+    expect(booking.pnr).toMatch(/^[A-HJ-NP-Z2-9]{6}$/);
+    expect(booking).toMatchObject({
+      status: 'CONFIRMED',
+      origin: 'CDG',
+      destination: 'JFK',
+      cabin: 'business',
+    });
+
+    const second = await post(trip, key);
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(await second.json()).toEqual(booking);
+    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+  });
+
+  it('books twice for two keys, with different booking ids and PNRs', async () => {
+    const a = (await (await post(trip, newKey())).json()) as Record<string, unknown>;
+    const b = (await (await post(trip, newKey())).json()) as Record<string, unknown>;
+    expect(a.booking_id).not.toBe(b.booking_id);
+    expect(a.pnr).not.toBe(b.pnr);
+    expect(readLedger(airline.ledgerPath)).toHaveLength(2);
+  });
+
+  it('answers 409 for the same key with a different body and books nothing more', async () => {
+    const key = newKey();
+    expect((await post(trip, key)).status).toBe(201);
+    const reused = await post({ ...trip, cabin: 'economy' }, key);
+    expect(reused.status).toBe(409);
+    expect(((await reused.json()) as { error: string }).error).toContain('different booking request');
+    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+  });
+
+  it('serializes concurrent requests with one key into one booking', async () => {
+    const key = newKey();
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post(trip, key)));
+    const bodies = await Promise.all(answers.map((r) => r.json()));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
+    expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
+    expect(countSideEffects(airline.ledgerPath)[key]).toBe(1);
+  });
+});
+
+describe('demo airline: lookups and restart', () => {
+  it('finds a booking by key, and 404s for an unknown key', async () => {
+    const key = `with/slash:${newKey()}`;
+    const booking = await (await post(trip, key)).json();
+    const found = await fetch(`${airline.url}/bookings/by-key/${encodeURIComponent(key)}`);
+    expect(found.status).toBe(200);
+    expect(await found.json()).toEqual(booking);
+    const missing = await fetch(`${airline.url}/bookings/by-key/${newKey()}`);
+    expect(missing.status).toBe(404);
+  });
+
+  it('remembers its ledger after a restart', async () => {
+    const key = newKey();
+    const booking = await (await post(trip, key)).json();
+    await airline.close();
+    airline = await startAirlineService({ dataDir: dir });
+    expect(await (await fetch(`${airline.url}/bookings/by-key/${key}`)).json()).toEqual(booking);
+    const replay = await post(trip, key);
+    expect(replay.status).toBe(200);
+    expect(await replay.json()).toEqual(booking);
+    expect((await post({ ...trip, passenger: 'Someone Else' }, key)).status).toBe(409);
+    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+  });
+});
+
+describe('demo airline: validation', () => {
+  const cases: [string, unknown, string][] = [
+    ['a lowercase airport', { ...trip, origin: 'cdg' }, 'origin'],
+    ['the same origin and destination', { ...trip, destination: 'CDG' }, 'destination: must differ'],
+    ['an impossible date', { ...trip, date: '2026-02-30' }, 'date: is not a real calendar date'],
+    ['an unknown cabin', { ...trip, cabin: 'cargo' }, 'cabin'],
+    ['an empty passenger', { ...trip, passenger: '  ' }, 'passenger: must not be empty'],
+    ['an unknown field', { ...trip, seat: '1A' }, 'seat'],
+    [
+      'a missing field',
+      { origin: 'CDG', destination: 'JFK', date: '2026-12-24', cabin: 'first' },
+      'passenger',
+    ],
+  ];
+  for (const [what, body, mention] of cases) {
+    it(`answers 400 naming the field for ${what}`, async () => {
+      const res = await post(body, newKey());
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: string }).error).toContain(mention);
+    });
+  }
+
+  it('answers 400 without an Idempotency-Key and for a body that is not JSON', async () => {
+    const noKey = await post(trip, null);
+    expect(noKey.status).toBe(400);
+    expect(((await noKey.json()) as { error: string }).error).toContain('Idempotency-Key');
+    const notJson = await fetch(`${airline.url}/bookings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': newKey() },
+      body: '{"origin":',
+    });
+    expect(notJson.status).toBe(400);
+    expect(readLedger(airline.ledgerPath)).toHaveLength(0);
+  });
+});
