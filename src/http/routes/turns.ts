@@ -35,9 +35,8 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
       },
     },
     async (request) => {
-      const runner = requireRunner(turns, 'a turn');
       const session = await requireSession(store, readScopeOf(request.principal), request.params.id);
-      return runner.runTurn(ownerScope(session), session, request.body.input);
+      return requireRunner(turns, 'a turn').runTurn(ownerScope(session), session, request.body.input);
     },
   );
 
@@ -52,9 +51,8 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
       },
     },
     async (request) => {
-      const runner = requireRunner(turns, 'resuming a run');
       const session = await requireSession(store, readScopeOf(request.principal), request.params.id);
-      return runner.resume(ownerScope(session), session);
+      return requireRunner(turns, 'resuming a run').resume(ownerScope(session), session);
     },
   );
 
@@ -69,10 +67,9 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
       },
     },
     async (request) => {
-      const runner = requireRunner(turns, 'checkpoint history');
       const scope = readScopeOf(request.principal);
       const session = await requireSession(store, scope, request.params.id);
-      return runner.checkpoints(scope, session, request.query.limit ?? 20, request.query.before ?? null);
+      return requireRunner(turns, 'checkpoint history').checkpoints(scope, session, request.query.limit ?? 20, request.query.before ?? null);
     },
   );
 }
