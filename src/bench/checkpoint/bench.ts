@@ -1,0 +1,71 @@
+/** The checkpoint benchmark: every selected system, one after another, on the same payload, in one run. */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jsonBytes, runStates } from './payload.js';
+import { type BenchReport, ratios } from './report.js';
+import { runSystem, SIZES, type SystemResult } from './run.js';
+import type { SystemContext, SystemSpec } from './system.js';
+
+export interface BenchOptions {
+  readonly size: keyof typeof SIZES;
+  readonly systems: readonly SystemSpec[];
+  readonly synchronous: SystemContext['synchronous'];
+  readonly postgresUrl: string;
+  readonly redisUrl: string;
+  /** Called after each system, for progress output. */
+  readonly onSystem?: (result: SystemResult, index: number, total: number) => void;
+}
+
+export async function runBenchmark(options: BenchOptions): Promise<BenchReport> {
+  const size = SIZES[options.size];
+  const states = runStates(size.steps);
+  const started_at = new Date().toISOString();
+  const dir = mkdtempSync(join(tmpdir(), 'agentstate-bench-'));
+  const results: SystemResult[] = [];
+  try {
+    for (const [index, spec] of options.systems.entries()) {
+      const context: SystemContext = {
+        dir,
+        synchronous: options.synchronous,
+        postgresUrl: options.postgresUrl,
+        redisUrl: options.redisUrl,
+        tag: randomBytes(6).toString('hex'),
+      };
+      const result = await runSystem(spec, context, size, states);
+      results.push(result);
+      options.onSystem?.(result, index, options.systems.length);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const sizes = states.map(jsonBytes);
+  const cpu = cpus();
+  return {
+    benchmark: 'checkpoints',
+    version: 1,
+    started_at,
+    finished_at: new Date().toISOString(),
+    environment: {
+      node: process.versions.node,
+      platform: `${process.platform}-${process.arch}`,
+      cpus: cpu.length,
+      cpu: cpu[0]?.model.trim() ?? 'unknown',
+    },
+    size: options.size,
+    config: {
+      ...size,
+      puts: size.runs * size.steps,
+      sqlite_synchronous: options.synchronous,
+      journal_mode: 'WAL',
+    },
+    payload: {
+      initial_state_bytes: sizes[0] ?? 0,
+      final_state_bytes: sizes.at(-1) ?? 0,
+      mean_state_bytes: Math.round(sizes.reduce((a, b) => a + b, 0) / Math.max(1, sizes.length)),
+    },
+    systems: results,
+    ratios: ratios(results),
+  };
+}
