@@ -1,0 +1,114 @@
+/**
+ * The tables of the memory store and the undo log that makes every call atomic.
+ *
+ * Stored records are never mutated in place: a write puts a new object, and the transaction remembers the
+ * previous one. A failing call (or a failing part of a turn) rolls back every write it made, in reverse.
+ * All work of one call is synchronous, so no other call ever sees a half-done state.
+ */
+import type { Clock, RandomSource } from '../../core/clock.js';
+import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
+import type { StoredResponse } from '../types.js';
+
+/** A stored record with its insertion order, used for newest-first listing and stable cursors. */
+export interface Row<T> {
+  readonly seq: number;
+  readonly rec: T;
+}
+
+export interface LeaseRow {
+  readonly owner: string;
+  readonly expires_ms: number;
+}
+
+export interface RequestKeyRow {
+  readonly request_hash: string;
+  readonly ttl_seconds: number;
+  readonly expires_ms: number;
+  readonly response: StoredResponse | null;
+}
+
+export interface Tables {
+  readonly sessions: Map<string, Row<Session>>;
+  /** Messages by session id, in seq order. */
+  readonly messages: Map<string, readonly Message[]>;
+  readonly tasks: Map<string, Row<Task>>;
+  /** Events by task id, oldest first. */
+  readonly events: Map<string, readonly TaskEvent[]>;
+  readonly actions: Map<string, Row<Action>>;
+  /** Action id by tenant, user and idempotency key. */
+  readonly actionKeys: Map<string, string>;
+  readonly checkpoints: Map<string, Row<Checkpoint>>;
+  /** Memory items by tenant, user, namespace and key. */
+  readonly memory: Map<string, MemoryItem>;
+  readonly leases: Map<string, LeaseRow>;
+  readonly requestKeys: Map<string, RequestKeyRow>;
+}
+
+export function createTables(): Tables {
+  return {
+    sessions: new Map(),
+    messages: new Map(),
+    tasks: new Map(),
+    events: new Map(),
+    actions: new Map(),
+    actionKeys: new Map(),
+    checkpoints: new Map(),
+    memory: new Map(),
+    leases: new Map(),
+    requestKeys: new Map(),
+  };
+}
+
+/** A composite map key; NUL cannot appear in a meaningful id, so parts never run together. */
+export function key(...parts: string[]): string {
+  return parts.join('\u0000');
+}
+
+export class Tx {
+  private readonly undo: (() => void)[] = [];
+
+  set<K, V>(map: Map<K, V>, k: K, value: V): void {
+    const had = map.has(k);
+    const old = map.get(k);
+    this.undo.push(() => {
+      if (had) map.set(k, old as V);
+      else map.delete(k);
+    });
+    map.set(k, value);
+  }
+
+  delete<K, V>(map: Map<K, V>, k: K): boolean {
+    if (!map.has(k)) return false;
+    const old = map.get(k) as V;
+    this.undo.push(() => map.set(k, old));
+    map.delete(k);
+    return true;
+  }
+
+  rollback(): void {
+    for (let i = this.undo.length - 1; i >= 0; i--) this.undo[i]?.();
+    this.undo.length = 0;
+  }
+}
+
+/** What every operation needs: the tables, the open transaction, the time of the call, and id randomness. */
+export interface Ctx {
+  readonly t: Tables;
+  readonly tx: Tx;
+  readonly now: number;
+  readonly random: RandomSource;
+  readonly defaultTtlSeconds: number;
+  /** The next insertion number. */
+  nextSeq(): number;
+}
+
+export interface Env {
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly defaultTtlSeconds: number;
+}
+
+/** A deep copy for the caller: nothing handed out shares memory with what is stored. */
+export function copy<T>(value: T): T {
+  return structuredClone(value);
+}

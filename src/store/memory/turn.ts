@@ -1,0 +1,91 @@
+/**
+ * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
+ * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
+ * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
+ */
+import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
+import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
+import { type Ctx, copy } from './db.js';
+import { appendChecked, checkMessages } from './messages.js';
+import { applySessionPatch, checkSessionPatch } from './sessions.js';
+import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+import { checkId, checkScope, fail, positiveInt, record } from './validate.js';
+
+function list<T>(value: readonly T[] | undefined, path: string): readonly T[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail(`${path} must be an array`);
+  return value;
+}
+
+function checkBatch(batch: TurnBatch) {
+  record(batch, 'batch');
+  const session =
+    batch.session === undefined
+      ? null
+      : (() => {
+          record(batch.session, 'batch.session');
+          return {
+            id: checkId(batch.session.id, 'session', 'batch.session.id'),
+            expected: positiveInt(batch.session.expected_version, 'batch.session.expected_version'),
+            patch: checkSessionPatch(batch.session.patch ?? {}, 'batch.session.patch'),
+          };
+        })();
+  const creates = list(batch.create_tasks, 'batch.create_tasks').map((t, i) =>
+    checkNewTask(t, `batch.create_tasks[${i}]`),
+  );
+  const updates = list(batch.update_tasks, 'batch.update_tasks').map((u, i) => {
+    record(u, `batch.update_tasks[${i}]`);
+    return {
+      id: checkId(u.id, 'task', `batch.update_tasks[${i}].id`),
+      expected: positiveInt(u.expected_version, `batch.update_tasks[${i}].expected_version`),
+      patch: checkTaskPatch(u.patch, `batch.update_tasks[${i}].patch`),
+    };
+  });
+  const begins = list(batch.begin_actions, 'batch.begin_actions').map((a, i) =>
+    checkNewAction(a, `batch.begin_actions[${i}]`),
+  );
+  const completes = list(batch.complete_actions, 'batch.complete_actions').map((a, i) => {
+    record(a, `batch.complete_actions[${i}]`);
+    return {
+      id: checkId(a.id, 'action', `batch.complete_actions[${i}].id`),
+      done: checkCompletion(a, 'completion'),
+    };
+  });
+  let messages = null;
+  if (batch.messages !== undefined) {
+    record(batch.messages, 'batch.messages');
+    messages = {
+      session_id: checkId(batch.messages.session_id, 'session', 'batch.messages.session_id'),
+      items: checkMessages(batch.messages.items, 'batch.messages.items'),
+    };
+  }
+  const checkpoint =
+    batch.checkpoint === undefined ? null : checkNewCheckpoint(batch.checkpoint, 'batch.checkpoint');
+  return { session, creates, updates, begins, completes, messages, checkpoint };
+}
+
+export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
+  checkScope(scope);
+  const b = checkBatch(batch);
+  let session: Session | null = null;
+  const tasks: Task[] = [];
+  const actions: Action[] = [];
+  let messages: Message[] = [];
+  let checkpoint: Checkpoint | null = null;
+  if (b.session !== null)
+    session = applySessionPatch(c, scope, b.session.id, b.session.expected, b.session.patch);
+  for (const input of b.creates) tasks.push(insertTask(c, scope, input));
+  for (const u of b.updates) tasks.push(applyTaskPatch(c, scope, u.id, u.expected, u.patch));
+  for (const input of b.begins) actions.push(begin(c, scope, input).action);
+  for (const a of b.completes) actions.push(complete(c, scope, a.id, a.done));
+  if (b.messages !== null) {
+    messages = appendChecked(c, scope, b.messages.session_id, b.messages.items);
+    if (session === null || session.id === b.messages.session_id) {
+      session = c.t.sessions.get(b.messages.session_id)?.rec ?? session;
+    }
+  }
+  if (b.checkpoint !== null) checkpoint = insertCheckpoint(c, scope, b.checkpoint);
+  return copy({ session, tasks, actions, messages, checkpoint });
+}

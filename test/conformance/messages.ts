@@ -1,0 +1,156 @@
+/**
+ * Messages. Rules: seq starts at 1 per session and has no gaps, also under concurrent appends; one append's
+ * messages get consecutive seqs; appending renews the session's TTL but not its version; appending to a
+ * missing or expired session is `not_found`; reading messages of a missing session gives [].
+ */
+import { describe, expect, it } from 'vitest';
+import { isId, newId } from '../../src/core/ids.js';
+import type { NewMessage } from '../../src/store/types.js';
+import type { Ctx } from './context.js';
+import { expectError, expectInvalid, ms } from './expect.js';
+import { session } from './fixtures.js';
+
+function batch(label: string, n: number): NewMessage[] {
+  return Array.from({ length: n }, (_, i) => ({ role: 'user' as const, content: `${label}-${i}` }));
+}
+
+export function messageTests(t: Ctx): void {
+  describe('messages', () => {
+    it('appends with seq from 1 and reads them back in order', async () => {
+      const s = await session(t.store, t.scope);
+      const added = await t.store.appendMessages(t.scope, s.id, [
+        { role: 'system', content: 'You book flights.' },
+        { role: 'user', content: 'Zurich to Lisbon', metadata: { lang: 'en' } },
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'call_1', name: 'search', arguments: { from: 'ZRH', to: 'LIS' } }],
+        },
+        { role: 'tool', content: '{"flights":2}', tool_call_id: 'call_1', name: 'search' },
+      ]);
+      expect(added.map((m) => m.seq)).toEqual([1, 2, 3, 4]);
+      for (const m of added) {
+        expect(isId(m.id, 'message')).toBe(true);
+        expect(m).toMatchObject({ session_id: s.id, tenant_id: t.scope.tenant_id, user_id: t.scope.user_id });
+      }
+      expect(added[1]?.metadata).toEqual({ lang: 'en' });
+      expect(added[0]).toMatchObject({ name: null, tool_calls: null, tool_call_id: null, metadata: {} });
+      expect(added[2]?.tool_calls).toEqual([
+        { id: 'call_1', name: 'search', arguments: { from: 'ZRH', to: 'LIS' } },
+      ]);
+      expect(added[3]).toMatchObject({ tool_call_id: 'call_1', name: 'search' });
+      expect(await t.store.listMessages(t.scope, s.id)).toEqual(added);
+    });
+
+    it('keeps seq gap-free across many appends', async () => {
+      const s = await session(t.store, t.scope);
+      for (let i = 0; i < 12; i++) await t.store.appendMessages(t.scope, s.id, batch(`a${i}`, (i % 3) + 1));
+      const all = await t.store.listMessages(t.scope, s.id, { limit: 1000 });
+      expect(all.map((m) => m.seq)).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    });
+
+    it('10 concurrent appends of 5 messages each get seqs 1..50, each append contiguous', async () => {
+      const s = await session(t.store, t.scope);
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => t.store.appendMessages(t.scope, s.id, batch(`c${i}`, 5))),
+      );
+      const all = await t.store.listMessages(t.scope, s.id, { limit: 100 });
+      expect(all.map((m) => m.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+      for (const [i, added] of results.entries()) {
+        const seqs = added.map((m) => m.seq);
+        expect(seqs).toEqual(Array.from({ length: 5 }, (_, k) => seqs[0]! + k));
+        expect(added.map((m) => m.content)).toEqual(batch(`c${i}`, 5).map((m) => m.content));
+      }
+    });
+
+    it('sequences are per session', async () => {
+      const a = await session(t.store, t.scope);
+      const b = await session(t.store, t.scope);
+      await t.store.appendMessages(t.scope, a.id, batch('a', 3));
+      const inB = await t.store.appendMessages(t.scope, b.id, batch('b', 2));
+      expect(inB.map((m) => m.seq)).toEqual([1, 2]);
+    });
+
+    it('pages with after_seq and limit; lastMessages gives the tail in ascending order', async () => {
+      const s = await session(t.store, t.scope);
+      await t.store.appendMessages(t.scope, s.id, batch('m', 10));
+      const page = await t.store.listMessages(t.scope, s.id, { after_seq: 3, limit: 4 });
+      expect(page.map((m) => m.seq)).toEqual([4, 5, 6, 7]);
+      expect((await t.store.listMessages(t.scope, s.id, { after_seq: 10 })).length).toBe(0);
+      const tail = await t.store.lastMessages(t.scope, s.id, 3);
+      expect(tail.map((m) => m.seq)).toEqual([8, 9, 10]);
+      expect((await t.store.lastMessages(t.scope, s.id, 50)).length).toBe(10);
+    });
+
+    it('appending renews the TTL but not the version', async () => {
+      const s = await session(t.store, t.scope, 60);
+      t.clock.advance(50_000);
+      await t.store.appendMessages(t.scope, s.id, batch('x', 1));
+      const read = await t.store.getSession(t.scope, s.id);
+      expect(read?.version).toBe(1);
+      expect(ms(read?.expires_at ?? '')).toBe(t.clock.now() + 60_000);
+      t.clock.advance(50_000);
+      expect(await t.store.getSession(t.scope, s.id)).not.toBeNull();
+    });
+
+    it('appending to a missing session is not_found; reading one gives []', async () => {
+      const id = newId('session');
+      await expectError(t.store, t.store.appendMessages(t.scope, id, batch('x', 1)), 'not_found', id);
+      expect(await t.store.listMessages(t.scope, id)).toEqual([]);
+      expect(await t.store.lastMessages(t.scope, id, 5)).toEqual([]);
+    });
+
+    it('refuses bad messages and appends none of the batch', async () => {
+      const s = await session(t.store, t.scope);
+      const st = t.store;
+      const bad: NewMessage[][] = [
+        [
+          { role: 'user', content: 'ok' },
+          { role: 'robot' as never, content: 'x' },
+        ],
+        [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: 42 as never },
+        ],
+        [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: 'x', metadata: [] as never },
+        ],
+        [
+          { role: 'user', content: 'ok' },
+          { role: 'user', content: 'bad \ud800 text' },
+        ],
+        [
+          {
+            role: 'assistant',
+            content: '',
+            tool_calls: [{ id: 'c', name: 'f', arguments: { at: new Date() } as never }],
+          },
+        ],
+      ];
+      for (const messages of bad) await expectInvalid(st, st.appendMessages(t.scope, s.id, messages));
+      expect(await st.listMessages(t.scope, s.id)).toEqual([]);
+      const next = await st.appendMessages(t.scope, s.id, batch('ok', 1));
+      expect(next[0]?.seq).toBe(1);
+    });
+
+    it('refuses bad queries', async () => {
+      const s = await session(t.store, t.scope);
+      const st = t.store;
+      await expectInvalid(st, st.listMessages(t.scope, s.id, { limit: 0 }), 'limit');
+      await expectInvalid(st, st.listMessages(t.scope, s.id, { limit: 1001 }), 'limit');
+      await expectInvalid(st, st.listMessages(t.scope, s.id, { after_seq: -1 }), 'after_seq');
+      await expectInvalid(st, st.listMessages(t.scope, s.id, { after_seq: 1.5 }), 'after_seq');
+      await expectInvalid(st, st.lastMessages(t.scope, s.id, 0));
+      await expectInvalid(st, st.listMessages(t.scope, 'sess_bad', {}));
+      await expectInvalid(st, st.appendMessages(t.scope, newId('task'), batch('x', 1)));
+    });
+
+    it('an empty append adds nothing and returns []', async () => {
+      const s = await session(t.store, t.scope);
+      expect(await t.store.appendMessages(t.scope, s.id, [])).toEqual([]);
+      const added = await t.store.appendMessages(t.scope, s.id, batch('x', 1));
+      expect(added[0]?.seq).toBe(1);
+    });
+  });
+}
