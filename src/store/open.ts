@@ -26,6 +26,11 @@ export async function openStore(
       const { openSqliteStore } = await import('./sqlite/index.js');
       return openSqliteStore(url.slice('sqlite:'.length), options);
     }
+    case 'redis:':
+    case 'rediss:': {
+      const { openRedisStore } = await import('./redis/index.js');
+      return openRedisStore(url, options);
+    }
     default:
       throw invalidRequest(
         `unknown store URL ${JSON.stringify(url)}: use memory:, sqlite:PATH, postgres://..., redis://... or redis://...?durable=postgres://...`,

@@ -1,0 +1,70 @@
+/**
+ * The ioredis connection: fails fast while Redis is down (no offline queue, one retry per request) and
+ * reconnects on its own afterwards. Scripts are defined once with `defineCommand` (EVALSHA, with EVAL
+ * when the server lost its script cache after a restart).
+ */
+import { Redis } from 'ioredis';
+import { AgentStateError, storeUnavailable } from '../../core/errors.js';
+import { CHECKPOINT_READ_LUA, PLAN_LUA, SWEEP_SESSION_LUA } from './scripts.js';
+
+export const ADAPTER = 'redis';
+
+export type ScriptArg = string | number | Buffer;
+export type ScriptFn = (numKeys: number, ...args: ScriptArg[]) => Promise<unknown>;
+
+export interface RedisScripts {
+  readonly plan: ScriptFn;
+  readonly sweepSession: ScriptFn;
+  readonly checkpointRead: ScriptFn;
+}
+
+export interface ConnectOptions {
+  /** Milliseconds to wait for a connection. Default 2000. */
+  readonly connectTimeoutMs?: number;
+}
+
+const SCRIPTS = {
+  agentstatePlan: PLAN_LUA,
+  agentstateSweepSession: SWEEP_SESSION_LUA,
+  agentstateCheckpointRead: CHECKPOINT_READ_LUA,
+} as const;
+
+function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
+  const fn = (redis as unknown as Record<string, ScriptFn>)[name];
+  if (fn === undefined) throw new AgentStateError('internal', `[redis] script ${name} is not defined`);
+  return fn.bind(redis);
+}
+
+export function createClient(
+  url: string,
+  options: ConnectOptions = {},
+): { redis: Redis; scripts: RedisScripts } {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    enableAutoPipelining: true,
+    connectTimeout: options.connectTimeoutMs ?? 2000,
+    retryStrategy: (times) => Math.min(50 * times, 500),
+  });
+  // Errors surface on the calls that fail; without a listener ioredis would log every reconnect attempt.
+  redis.on('error', () => {});
+  for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
+  return {
+    redis,
+    scripts: {
+      plan: bound(redis, 'agentstatePlan'),
+      sweepSession: bound(redis, 'agentstateSweepSession'),
+      checkpointRead: bound(redis, 'agentstateCheckpointRead'),
+    },
+  };
+}
+
+/** Turns a driver error into an AgentStateError: a reply from Redis is internal, anything else unavailable. */
+export function mapError(error: unknown): AgentStateError {
+  if (error instanceof AgentStateError) return error;
+  if (error instanceof Error && error.name === 'ReplyError') {
+    return new AgentStateError('internal', `[redis] ${error.message}`, { cause: error });
+  }
+  return storeUnavailable(ADAPTER, error);
+}

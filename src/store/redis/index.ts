@@ -1,0 +1,66 @@
+/**
+ * Opening the Redis store: `redis://[user:pass@]host:port[/db]?prefix=NAME` (or `rediss://` for TLS).
+ * `prefix` (default `agentstate`) namespaces every key, so several stores or test runs share a server.
+ */
+import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { invalidRequest, storeUnavailable } from '../../core/errors.js';
+import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
+import { ADAPTER, type ConnectOptions, createClient } from './client.js';
+import { RedisStore } from './store.js';
+import { ttlSeconds } from './validate.js';
+
+export interface RedisStoreOptions extends StoreOptions, ConnectOptions {
+  /** Namespace of every key. Default `agentstate`, or the URL's `?prefix=`. */
+  readonly prefix?: string;
+}
+
+export const DEFAULT_PREFIX = 'agentstate';
+const PREFIX = /^[A-Za-z0-9_.-]{1,100}$/;
+
+/** Splits our own query parameters off the URL; the rest goes to ioredis. */
+export function parseRedisUrl(url: string): { connection: string; prefix: string | null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalidRequest(`[redis] not a URL: ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw invalidRequest('[redis] the URL must start with redis:// or rediss://');
+  }
+  if (parsed.searchParams.has('durable')) {
+    throw invalidRequest(
+      '[redis] ?durable= is for the tiered store, which this adapter is not; remove it for plain Redis',
+    );
+  }
+  const prefix = parsed.searchParams.get('prefix');
+  parsed.searchParams.delete('prefix');
+  return { connection: parsed.toString(), prefix };
+}
+
+export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<StateStore> {
+  const { connection, prefix: urlPrefix } = parseRedisUrl(url);
+  const prefix = options.prefix ?? urlPrefix ?? DEFAULT_PREFIX;
+  if (!PREFIX.test(prefix)) {
+    throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
+  }
+  const defaultTtlSeconds =
+    options.defaultSessionTtlSeconds === undefined
+      ? DEFAULT_SESSION_TTL_SECONDS
+      : ttlSeconds(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
+  const { redis, scripts } = createClient(connection, options);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw storeUnavailable(ADAPTER, error);
+  }
+  return new RedisStore({
+    redis,
+    scripts,
+    prefix,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? cryptoRandom,
+    defaultTtlSeconds,
+  });
+}

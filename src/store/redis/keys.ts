@@ -1,0 +1,136 @@
+/**
+ * The Redis key layout. Every key of one user carries the hash tag `{<tenant>:<user>}`, so each script
+ * touches one cluster slot; the small tenant-level index (id -> user, tenant-wide lists) carries `{<tenant>}`.
+ * Tenant and user ids are escaped so that `{`, `}`, `:` or `%` in an id cannot break the layout.
+ *
+ *   P:{t:u}:s:<sid>         hash d (session JSON), r (revision), n (message count), x (expires ms); native TTL
+ *   P:{t:u}:m:<sid>         list of message JSON, index = seq - 1; native TTL
+ *   P:{t:u}:ss              lex index of the user's sessions (`<created ms>:<sid>`)
+ *   P:{t:u}:t:<tid>         hash d, r: task          P:{t:u}:te:<tid>   list of its events
+ *   P:{t:u}:ts / tss:<sid> / tst:<state>            lex indexes of tasks: all, by session, by state
+ *   P:{t:u}:a:<aid>         hash d, r: action        P:{t:u}:ak         hash idempotency key -> action id
+ *   P:{t:u}:as / at:<tid> / ast:<status>            lex indexes of actions: all, by task, by status
+ *   P:{t:u}:c:<cid>         hash d (checkpoint without channels), m (manifest), run
+ *   P:{t:u}:cr:<run>        zset checkpoint ids by sequence     P:{t:u}:cb:<run>  hash blob hash -> `base|data`
+ *   P:{t:u}:cq              hash run -> last checkpoint sequence
+ *   P:{t:u}:mv:<ns>:<key>   hash d, r: memory item (optional native TTL)   P:{t:u}:mi:<ns>  lex index of keys
+ *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash: request idempotency key
+ *   P:{t}:own               hash id -> user id (sessions, tasks, actions, checkpoints, `run:<run_id>`)
+ *   P:{t}:ss / ts / as      lex indexes of the tenant's sessions, tasks, actions
+ *   P:{t}:sx                zset session expiry hints (`<created ms>:<sid>` by expires ms) for the sweeper
+ *   P:tenants               set of escaped tenant ids (for the sweeper)
+ */
+
+/** Escapes an id for use inside a key: `%`, `{`, `}` and `:` become %XX. */
+export function escapeKeyPart(value: string): string {
+  return value.replace(/[%{}:]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`);
+}
+
+export function unescapeKeyPart(value: string): string {
+  return value.replace(/%([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+/** A lex index member: the creation time padded to 15 digits, then the id; sorts by (created, id). */
+export function indexMember(createdAt: string, id: string): string {
+  return `${String(Date.parse(createdAt)).padStart(15, '0')}:${id}`;
+}
+
+export function memberId(member: string): string {
+  return member.slice(member.indexOf(':') + 1);
+}
+
+export class UserKeys {
+  readonly base: string;
+  constructor(prefix: string, tenant: string, user: string) {
+    this.base = `${prefix}:{${escapeKeyPart(tenant)}:${escapeKeyPart(user)}}:`;
+  }
+  session(id: string): string {
+    return `${this.base}s:${id}`;
+  }
+  messages(sessionId: string): string {
+    return `${this.base}m:${sessionId}`;
+  }
+  sessions(): string {
+    return `${this.base}ss`;
+  }
+  task(id: string): string {
+    return `${this.base}t:${id}`;
+  }
+  taskEvents(id: string): string {
+    return `${this.base}te:${id}`;
+  }
+  tasks(): string {
+    return `${this.base}ts`;
+  }
+  tasksBySession(sessionId: string): string {
+    return `${this.base}tss:${sessionId}`;
+  }
+  tasksByState(state: string): string {
+    return `${this.base}tst:${state}`;
+  }
+  action(id: string): string {
+    return `${this.base}a:${id}`;
+  }
+  actionKeys(): string {
+    return `${this.base}ak`;
+  }
+  actions(): string {
+    return `${this.base}as`;
+  }
+  actionsByTask(taskId: string): string {
+    return `${this.base}at:${taskId}`;
+  }
+  actionsByStatus(status: string): string {
+    return `${this.base}ast:${status}`;
+  }
+  checkpoint(id: string): string {
+    return `${this.base}c:${id}`;
+  }
+  runCheckpoints(runId: string): string {
+    return `${this.base}cr:${escapeKeyPart(runId)}`;
+  }
+  runBlobs(runId: string): string {
+    return `${this.base}cb:${escapeKeyPart(runId)}`;
+  }
+  runSequences(): string {
+    return `${this.base}cq`;
+  }
+  memory(namespace: string, key: string): string {
+    return `${this.base}mv:${escapeKeyPart(namespace)}:${escapeKeyPart(key)}`;
+  }
+  memoryIndex(namespace: string): string {
+    return `${this.base}mi:${escapeKeyPart(namespace)}`;
+  }
+  lease(name: string): string {
+    return `${this.base}l:${escapeKeyPart(name)}`;
+  }
+  requestKey(key: string): string {
+    return `${this.base}rq:${escapeKeyPart(key)}`;
+  }
+}
+
+export class TenantKeys {
+  readonly base: string;
+  constructor(prefix: string, tenant: string) {
+    this.base = `${prefix}:{${escapeKeyPart(tenant)}}:`;
+  }
+  owners(): string {
+    return `${this.base}own`;
+  }
+  sessions(): string {
+    return `${this.base}ss`;
+  }
+  sessionExpiry(): string {
+    return `${this.base}sx`;
+  }
+  tasks(): string {
+    return `${this.base}ts`;
+  }
+  actions(): string {
+    return `${this.base}as`;
+  }
+}
+
+export function tenantsKey(prefix: string): string {
+  return `${prefix}:tenants`;
+}

@@ -1,0 +1,172 @@
+/**
+ * A plan: the reads one operation made (each record with the revision it had) and the writes it wants,
+ * applied by one Lua script that first checks every revision is unchanged. When one changed, nothing is
+ * written and the whole operation runs again from its reads (optimistic concurrency, like WATCH/MULTI but
+ * in one slot and one round trip). Writes to the tenant-level index (another slot) are made before the
+ * script, undone when the script refuses; readers skip index entries whose record does not exist.
+ */
+
+import type { Redis } from 'ioredis';
+import type { Clock, RandomSource } from '../../core/clock.js';
+import { AgentStateError } from '../../core/errors.js';
+import type { RedisScripts, ScriptArg } from './client.js';
+
+export interface Ctx {
+  readonly redis: Redis;
+  readonly scripts: RedisScripts;
+  readonly prefix: string;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly defaultTtlSeconds: number;
+}
+
+/** A record as read: its JSON, revision and the extra hash fields asked for. */
+interface Slot {
+  json: string | null;
+  rev: number;
+  extra: Record<string, string | null>;
+}
+
+const WRITE_COMMANDS = new Set([
+  'HSET',
+  'HSETNX',
+  'HDEL',
+  'HINCRBY',
+  'DEL',
+  'ZADD',
+  'ZREM',
+  'RPUSH',
+  'PEXPIRE',
+  'PERSIST',
+]);
+
+const MAX_ATTEMPTS = 50;
+
+export class Plan {
+  private readonly keys: string[] = [];
+  private readonly keyIndex = new Map<string, number>();
+  private readonly checks: ScriptArg[] = [];
+  private checkCount = 0;
+  private readonly writes: ScriptArg[] = [];
+  private writeCount = 0;
+  private readonly slots = new Map<string, Slot>();
+  /** Tenant-level writes made before the script, their undo when it refuses, and writes made after it. */
+  readonly before: (() => Promise<unknown>)[] = [];
+  readonly undo: (() => Promise<unknown>)[] = [];
+  readonly after: (() => Promise<unknown>)[] = [];
+
+  constructor(readonly ctx: Ctx) {}
+
+  private index(key: string): number {
+    let i = this.keyIndex.get(key);
+    if (i === undefined) {
+      this.keys.push(key);
+      i = this.keys.length;
+      this.keyIndex.set(key, i);
+    }
+    return i;
+  }
+
+  /** The script refuses unless HGET key field equals `expected` (null: the field is absent). */
+  check(key: string, field: string, expected: string | null): void {
+    this.checks.push(this.index(key), field, expected === null ? '0' : '1', expected ?? '');
+    this.checkCount++;
+  }
+
+  write(command: string, key: string, ...args: ScriptArg[]): void {
+    if (!WRITE_COMMANDS.has(command))
+      throw new AgentStateError('internal', `[redis] ${command} is not a plan write`);
+    this.writes.push(command, this.index(key), args.length, ...args);
+    this.writeCount++;
+  }
+
+  /** Reads a record (hash d, r and `extra` fields) and checks at commit that it is unchanged. */
+  async read(
+    key: string,
+    extra: readonly string[] = [],
+  ): Promise<{ json: string; rev: number; extra: Record<string, string | null> } | null> {
+    let slot = this.slots.get(key);
+    if (slot === undefined) {
+      const row = await this.ctx.redis.hmget(key, 'd', 'r', ...extra);
+      const rev = row[1] === null || row[1] === undefined ? 0 : Number(row[1]);
+      const fields: Record<string, string | null> = {};
+      extra.forEach((name, i) => {
+        fields[name] = row[i + 2] ?? null;
+      });
+      slot = { json: row[0] ?? null, rev, extra: fields };
+      this.slots.set(key, slot);
+      this.check(key, 'r', rev === 0 ? null : String(rev));
+    }
+    return slot.json === null ? null : { json: slot.json, rev: slot.rev, extra: { ...slot.extra } };
+  }
+
+  /** Writes a record read before with `read` (or known absent): bumps its revision. */
+  put(key: string, json: string, extra: Record<string, string | number> = {}): void {
+    const slot = this.slots.get(key);
+    if (slot === undefined)
+      throw new AgentStateError('internal', `[redis] ${key} written before it was read`);
+    slot.rev += 1;
+    slot.json = json;
+    const pairs: ScriptArg[] = [];
+    for (const [name, value] of Object.entries(extra)) {
+      pairs.push(name, value);
+      slot.extra[name] = String(value);
+    }
+    this.write('HSET', key, 'd', json, 'r', slot.rev, ...pairs);
+  }
+
+  /** HINCRBY on a field of a record read before; the new value is what later reads of this plan see. */
+  bump(key: string, field: string, by: number): number {
+    const slot = this.slots.get(key);
+    if (slot === undefined)
+      throw new AgentStateError('internal', `[redis] ${key} written before it was read`);
+    const next = Number(slot.extra[field] ?? 0) + by;
+    slot.extra[field] = String(next);
+    this.write('HINCRBY', key, field, by);
+    return next;
+  }
+
+  remove(key: string): void {
+    const slot = this.slots.get(key);
+    if (slot !== undefined) {
+      slot.json = null;
+      slot.extra = {};
+    }
+    this.write('DEL', key);
+  }
+
+  /** Runs the plan; false when a checked revision changed (nothing was written by the script). */
+  async commit(): Promise<boolean> {
+    await Promise.all(this.before.map((fn) => fn()));
+    if (this.writeCount > 0) {
+      const reply = (await this.ctx.scripts.plan(
+        this.keys.length,
+        ...this.keys,
+        this.checkCount,
+        ...this.checks,
+        this.writeCount,
+        ...this.writes,
+      )) as unknown[];
+      if (reply[0] !== 1) {
+        await Promise.all(this.undo.map((fn) => fn()));
+        return false;
+      }
+    }
+    await Promise.all(this.after.map((fn) => fn()));
+    return true;
+  }
+}
+
+/** Builds and commits a plan, again from its reads while a revision it read changes under it. */
+export async function runPlan<T>(ctx: Ctx, build: (plan: Plan) => Promise<T>): Promise<T> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const plan = new Plan(ctx);
+    const result = await build(plan);
+    if (await plan.commit()) return result;
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 + attempt * 2, 30)));
+  }
+  throw new AgentStateError(
+    'conflict',
+    `[redis] gave up after ${MAX_ATTEMPTS} concurrent changes of the same records`,
+  );
+}

@@ -1,0 +1,83 @@
+/**
+ * The Lua scripts. They only check revisions and existence and then write what TypeScript prepared:
+ * every rule (plain JSON, ids, transitions, lengths) is checked before a script runs.
+ */
+
+/**
+ * Applies one plan atomically. ARGV: number of checks, then per check (key index, field, present 0/1,
+ * expected); then number of writes, then per write (command, key index, argument count, arguments...).
+ * A check compares HGET key field with the expected value (or asserts the field is absent). When one
+ * fails, nothing is written and the script answers {0, check number}; otherwise {1, replies...}.
+ */
+export const PLAN_LUA = `
+local p = 1
+local checks = tonumber(ARGV[p]); p = p + 1
+for i = 1, checks do
+  local key = KEYS[tonumber(ARGV[p])]
+  local current = redis.call('HGET', key, ARGV[p + 1])
+  if ARGV[p + 2] == '1' then
+    if current ~= ARGV[p + 3] then return {0, i} end
+  elseif current then
+    return {0, i}
+  end
+  p = p + 4
+end
+local writes = tonumber(ARGV[p]); p = p + 1
+local out = {1}
+for i = 1, writes do
+  local cmd = ARGV[p]
+  local key = KEYS[tonumber(ARGV[p + 1])]
+  local n = tonumber(ARGV[p + 2])
+  p = p + 3
+  local args = {}
+  for j = 1, n do args[j] = ARGV[p + j - 1] end
+  p = p + n
+  local reply = redis.call(cmd, key, unpack(args))
+  if type(reply) == 'table' then reply = 0 end
+  out[#out + 1] = reply
+end
+return out
+`;
+
+/**
+ * Sweeps one session when it is expired. KEYS: session, messages, the user's session index.
+ * ARGV: now (ms), index member. Answers -1 when removed (or already gone), else its expiry (ms).
+ */
+export const SWEEP_SESSION_LUA = `
+local expires = redis.call('HGET', KEYS[1], 'x')
+if expires and tonumber(expires) > tonumber(ARGV[1]) then return tonumber(expires) end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+return -1
+`;
+
+/**
+ * Reads checkpoints with every blob their manifests need, walking append chains, in one call.
+ * KEYS: the run's blob hash, then checkpoint keys. Answers {{d, m, d, m, ...}, {hash, blob, ...}}.
+ */
+export const CHECKPOINT_READ_LUA = `
+local records = {}
+local blobs = {}
+local seen = {}
+for i = 2, #KEYS do
+  local row = redis.call('HMGET', KEYS[i], 'd', 'm')
+  records[#records + 1] = row[1]
+  records[#records + 1] = row[2]
+  if row[2] then
+    for _, ref in pairs(cjson.decode(row[2])) do
+      local h = ref.h
+      while h and not seen[h] do
+        seen[h] = true
+        local blob = redis.call('HGET', KEYS[1], h)
+        if not blob then break end
+        blobs[#blobs + 1] = h
+        blobs[#blobs + 1] = blob
+        local bar = string.find(blob, '|', 1, true)
+        local base = string.sub(blob, 1, bar - 1)
+        if base == '' then h = nil else h = base end
+      end
+    end
+  end
+end
+return {records, blobs}
+`;

@@ -1,0 +1,83 @@
+/**
+ * One turn in one script: every part is prepared into one plan (each part sees what the earlier ones
+ * wrote), so the session, tasks, actions, messages and checkpoint become visible together or not at all.
+ */
+import { invalidRequest } from '../../core/errors.js';
+import type { Action, Message, Session, Task } from '../../core/model.js';
+import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import {
+  checkCompletion,
+  checkNewAction,
+  completeChange,
+  prepareBeginAction,
+  prepareChangeAction,
+} from './actions.js';
+import { checkNewCheckpoint, preparePutCheckpoint } from './checkpoints.js';
+import { checkMessages, prepareAppend } from './messages.js';
+import { type Ctx, runPlan } from './plan.js';
+import { checkSessionPatch, prepareUpdateSession } from './sessions.js';
+import { checkNewTask, checkTaskPatch, prepareCreateTask, prepareUpdateTask } from './tasks.js';
+import * as v from './validate.js';
+
+function checkBatch(batch: TurnBatch): void {
+  if (typeof batch !== 'object' || batch === null)
+    throw invalidRequest('[redis] turn batch must be an object');
+  if (batch.session !== undefined) {
+    v.text(batch.session.id, 'session.id');
+    v.version(batch.session.expected_version);
+    checkSessionPatch(batch.session.patch);
+  }
+  for (const task of batch.create_tasks ?? []) checkNewTask(task);
+  for (const update of batch.update_tasks ?? []) {
+    v.text(update.id, 'update_tasks.id');
+    v.version(update.expected_version);
+    checkTaskPatch(update.patch);
+  }
+  for (const action of batch.begin_actions ?? []) checkNewAction(action);
+  for (const completion of batch.complete_actions ?? []) {
+    v.text(completion.id, 'complete_actions.id');
+    checkCompletion(completion);
+  }
+  if (batch.messages !== undefined) {
+    v.text(batch.messages.session_id, 'messages.session_id');
+    checkMessages(batch.messages.items);
+  }
+  if (batch.checkpoint !== undefined) checkNewCheckpoint(batch.checkpoint);
+}
+
+export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
+  v.checkScope(scope);
+  checkBatch(batch);
+  return runPlan(ctx, async (plan) => {
+    let session: Session | null = null;
+    if (batch.session !== undefined) {
+      const { id, expected_version, patch } = batch.session;
+      session = await prepareUpdateSession(plan, scope, id, expected_version, patch);
+    }
+    const tasks: Task[] = [];
+    for (const input of batch.create_tasks ?? []) tasks.push(await prepareCreateTask(plan, scope, input));
+    for (const update of batch.update_tasks ?? []) {
+      tasks.push(await prepareUpdateTask(plan, scope, update.id, update.expected_version, update.patch));
+    }
+    const actions: Action[] = [];
+    const begun = new Map<string, Action>();
+    for (const input of batch.begin_actions ?? []) {
+      const action =
+        begun.get(input.idempotency_key) ?? (await prepareBeginAction(plan, scope, input)).action;
+      begun.set(input.idempotency_key, action);
+      actions.push(action);
+    }
+    for (const completion of batch.complete_actions ?? []) {
+      actions.push(await prepareChangeAction(plan, scope, completion.id, completeChange(completion)));
+    }
+    let messages: Message[] = [];
+    if (batch.messages !== undefined) {
+      const appended = await prepareAppend(plan, scope, batch.messages.session_id, batch.messages.items);
+      session = appended.session;
+      messages = appended.messages;
+    }
+    const checkpoint =
+      batch.checkpoint === undefined ? null : await preparePutCheckpoint(plan, scope, batch.checkpoint);
+    return { session, tasks, actions, messages, checkpoint };
+  });
+}

@@ -1,0 +1,98 @@
+/** Input checks made in TypeScript before any script runs: bad input changes nothing stored. */
+import { invalidRequest } from '../../core/errors.js';
+import { type IdKind, isId } from '../../core/ids.js';
+import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import type { ReadScope, Scope } from '../types.js';
+
+export const MAX_NAME_LENGTH = 256;
+export const MAX_TEXT_LENGTH = 1_000_000;
+export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+
+export function text(value: unknown, name: string, max = MAX_NAME_LENGTH, allowEmpty = false): string {
+  if (typeof value !== 'string') throw invalidRequest(`[redis] ${name} must be a string`);
+  if (!allowEmpty && value.length === 0) throw invalidRequest(`[redis] ${name} must not be empty`);
+  if (value.length > max) throw invalidRequest(`[redis] ${name} is longer than ${max} characters`);
+  assertPlainJson(value, name);
+  return value;
+}
+
+export function nullableText(value: unknown, name: string, max = MAX_NAME_LENGTH): string | null {
+  return value === undefined || value === null ? null : text(value, name, max);
+}
+
+export function checkScope(scope: Scope): Scope {
+  if (typeof scope !== 'object' || scope === null) throw invalidRequest('[redis] scope is required');
+  text(scope.tenant_id, 'scope.tenant_id');
+  text(scope.user_id, 'scope.user_id');
+  return scope;
+}
+
+export function checkReadScope(scope: ReadScope): ReadScope {
+  if (typeof scope !== 'object' || scope === null) throw invalidRequest('[redis] scope is required');
+  text(scope.tenant_id, 'scope.tenant_id');
+  if (scope.user_id !== undefined) text(scope.user_id, 'scope.user_id');
+  return scope;
+}
+
+/** A caller-chosen id: must have the shape of `kind` (prefix + 128 bits). */
+export function optionalId(value: unknown, kind: IdKind, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !isId(value, kind)) {
+    throw invalidRequest(`[redis] ${name} must be a ${kind} id (prefix plus 128 random bits)`);
+  }
+  return value;
+}
+
+export function ttlSeconds(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TTL_SECONDS) {
+    throw invalidRequest(`[redis] ${name} must be an integer from 1 to ${MAX_TTL_SECONDS}`);
+  }
+  return value;
+}
+
+export function integer(value: unknown, name: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidRequest(`[redis] ${name} must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+export function limit(value: unknown, fallback: number, max: number): number {
+  return value === undefined ? fallback : integer(value, 'limit', 1, max);
+}
+
+export function oneOf<T extends string>(value: unknown, allowed: readonly T[], name: string): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw invalidRequest(`[redis] ${name} must be one of ${allowed.join(', ')}`);
+  }
+  return value as T;
+}
+
+export function jsonObject(value: unknown, name: string): JsonObject {
+  assertPlainJsonObject(value, name);
+  return value;
+}
+
+export function jsonValue(value: unknown, name: string): JsonValue {
+  assertPlainJson(value, name);
+  return value;
+}
+
+export function version(value: unknown): number {
+  return integer(value, 'expected_version', 0, Number.MAX_SAFE_INTEGER);
+}
+
+/** A list cursor is an index member, base64url-encoded. */
+export function encodeCursor(member: string): string {
+  return Buffer.from(member, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | null | undefined): string | null {
+  if (cursor === undefined || cursor === null) return null;
+  if (typeof cursor !== 'string' || !/^[A-Za-z0-9_-]{1,1400}$/.test(cursor)) {
+    throw invalidRequest('[redis] cursor is not one this store returned');
+  }
+  const member = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^\d{15}:/.test(member)) throw invalidRequest('[redis] cursor is not one this store returned');
+  return member;
+}
