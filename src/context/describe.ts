@@ -86,3 +86,21 @@ export function describeTasks(tasks: readonly Task[], types: TaskTypes = {}): st
   );
   return ['# Open tasks', ...sorted.map((task) => describeTask(task, types))].join('\n');
 }
+
+/** Task type infos from definitions that mark slots `required` (the runtime's TaskType has this shape). */
+export function taskTypesFrom(
+  types: Iterable<{
+    readonly name: string;
+    readonly slots: Readonly<Record<string, { readonly required: boolean }>>;
+  }>,
+): TaskTypes {
+  const out: Record<string, TaskTypeInfo> = {};
+  for (const type of types) {
+    out[type.name] = {
+      required_slots: Object.entries(type.slots)
+        .filter(([, spec]) => spec.required)
+        .map(([name]) => name),
+    };
+  }
+  return out;
+}

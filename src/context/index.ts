@@ -23,6 +23,7 @@ export {
   nextStep,
   type TaskTypeInfo,
   type TaskTypes,
+  taskTypesFrom,
 } from './describe.js';
 export { arrayMessageSource, type MessageSource, storeMessageSource } from './source.js';
 export {

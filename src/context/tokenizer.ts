@@ -48,7 +48,7 @@ function isEncodingName(value: string): value is EncodingName {
  * The tokenizer of an encoding (`o200k_base`, `cl100k_base`) or of a model name (`gpt-4o`, `gpt-4`).
  * Default: o200k_base.
  */
-export function loadTokenizer(encodingOrModel: string = DEFAULT_ENCODING): Promise<Tokenizer> {
+export async function loadTokenizer(encodingOrModel: string = DEFAULT_ENCODING): Promise<Tokenizer> {
   if (typeof encodingOrModel !== 'string' || encodingOrModel === '') {
     throw invalidRequest('tokenizer: name an encoding (o200k_base, cl100k_base) or a model');
   }

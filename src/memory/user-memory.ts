@@ -39,6 +39,7 @@ export interface MemoryNamespace<T extends JsonValue> {
   all(options?: AllOptions): Promise<MemoryItem[]>;
 }
 
+/** Every method is async: bad input rejects with `invalid_request`, it never throws synchronously. */
 export interface UserMemory {
   readonly scope: Scope;
   put(namespace: string, key: string, value: JsonValue, options?: PutOptions): Promise<MemoryItem>;
@@ -60,7 +61,7 @@ export function userMemory(store: StateStore, scope: Scope, options: UserMemoryO
   const allowReserved = options.allowReserved ?? false;
   const ns = (namespace: string) => checkNamespace(namespace, allowReserved);
 
-  const list = (namespace: string, opts: ListOptions = {}): Promise<Page<MemoryItem>> => {
+  const list = async (namespace: string, opts: ListOptions = {}): Promise<Page<MemoryItem>> => {
     const query: { prefix?: string; limit?: number; cursor?: string | null } = {};
     if (opts.prefix !== undefined) query.prefix = checkPrefix(opts.prefix);
     if (opts.limit !== undefined) query.limit = opts.limit;
@@ -87,7 +88,7 @@ export function userMemory(store: StateStore, scope: Scope, options: UserMemoryO
 
   const memory: UserMemory = {
     scope: own,
-    put(namespace, key, value, opts = {}) {
+    async put(namespace, key, value, opts = {}) {
       assertPlainJson(value, 'value');
       return store.putMemory(own, {
         namespace: ns(namespace),
@@ -96,8 +97,8 @@ export function userMemory(store: StateStore, scope: Scope, options: UserMemoryO
         ttl_seconds: checkTtl(opts.ttlSeconds),
       });
     },
-    get: (namespace, key) => store.getMemory(own, ns(namespace), checkKey(key)),
-    delete: (namespace, key) => store.deleteMemory(own, ns(namespace), checkKey(key)),
+    get: async (namespace, key) => store.getMemory(own, ns(namespace), checkKey(key)),
+    delete: async (namespace, key) => store.deleteMemory(own, ns(namespace), checkKey(key)),
     list,
     all,
     namespace<T extends JsonValue>(name: string, schema?: z.ZodType<T>): MemoryNamespace<T> {
@@ -112,7 +113,7 @@ export function userMemory(store: StateStore, scope: Scope, options: UserMemoryO
       };
       return {
         name,
-        put: (key, value, opts) => memory.put(name, key, check(value, key, false), opts),
+        put: async (key, value, opts) => memory.put(name, key, check(value, key, false), opts),
         async get(key) {
           const item = await memory.get(name, key);
           return item === null ? null : check(item.value, key, true);

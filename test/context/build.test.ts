@@ -39,7 +39,13 @@ describe.each(STORES)('buildContext on $name', (kind) => {
         if (m.role === 'tool') expect(ctx.messages[i - 1]?.tool_calls?.[0]?.id).toBe(m.tool_call_id);
       });
     }
-    const all = await buildContext({ store, scope, sessionId: session.id, maxTokens: 100_000, tokenizer: tok });
+    const all = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 100_000,
+      tokenizer: tok,
+    });
     expect(all.messages).toHaveLength(48);
     expect(all.included.omitted).toBeNull();
   });
@@ -89,9 +95,21 @@ describe.each(STORES)('buildContext on $name', (kind) => {
 
   it('puts instructions first and refuses a budget too small for instructions and tasks', async () => {
     const { scope, session } = await sessionWith(1);
-    const ctx = await buildContext({ store, scope, sessionId: session.id, maxTokens: 500, instructions: 'You are a travel agent.' });
+    const ctx = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 500,
+      instructions: 'You are a travel agent.',
+    });
     expect(ctx.system.startsWith('You are a travel agent.\n\n# Open tasks')).toBe(true);
-    const small = buildContext({ store, scope, sessionId: session.id, maxTokens: 5, instructions: 'You are a travel agent.' });
+    const small = buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 5,
+      instructions: 'You are a travel agent.',
+    });
     await expect(small).rejects.toMatchObject({ code: 'invalid_request', details: { field: 'max_tokens' } });
     await expect(buildContext({ store, scope, sessionId: session.id, maxTokens: 0 })).rejects.toMatchObject({
       code: 'invalid_request',
@@ -112,7 +130,9 @@ describe.each(STORES)('buildContext on $name', (kind) => {
     expect(ctx.system).not.toContain('user B only');
     expect(ctx.included.memory).toHaveLength(2);
     // another user cannot build this session's context at all
-    await expect(buildContext({ store, scope: other, sessionId: session.id, maxTokens: 2000 })).rejects.toMatchObject({
+    await expect(
+      buildContext({ store, scope: other, sessionId: session.id, maxTokens: 2000 }),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
   });
@@ -120,7 +140,11 @@ describe.each(STORES)('buildContext on $name', (kind) => {
   it('gives memory priority over messages, and drops memory that does not fit', async () => {
     const { scope, session } = await sessionWith(3);
     for (let i = 0; i < 20; i++) {
-      await store.putMemory(scope, { namespace: 'facts', key: `fact_${String(i).padStart(2, '0')}`, value: `a fact about the user number ${i}` });
+      await store.putMemory(scope, {
+        namespace: 'facts',
+        key: `fact_${String(i).padStart(2, '0')}`,
+        value: `a fact about the user number ${i}`,
+      });
     }
     const ctx = await buildContext({ store, scope, sessionId: session.id, maxTokens: 150, tokenizer: tok });
     expect(ctx.token_count).toBeLessThanOrEqual(150);
@@ -128,14 +152,33 @@ describe.each(STORES)('buildContext on $name', (kind) => {
     expect(ctx.included.memory_omitted).toBeGreaterThan(0);
     expect(ctx.included.memory.length + ctx.included.memory_omitted).toBe(20);
     expect(ctx.messages).toHaveLength(0);
-    const without = await buildContext({ store, scope, sessionId: session.id, maxTokens: 150, tokenizer: tok, memory: false });
+    const without = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 150,
+      tokenizer: tok,
+      memory: false,
+    });
     expect(without.messages.length).toBeGreaterThan(0);
   });
 
   it('counts with the encoding it is asked for', async () => {
     const { scope, session } = await sessionWith(4);
-    const o = await buildContext({ store, scope, sessionId: session.id, maxTokens: 5000, tokenizer: 'gpt-4o' });
-    const c = await buildContext({ store, scope, sessionId: session.id, maxTokens: 5000, tokenizer: 'cl100k_base' });
+    const o = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 5000,
+      tokenizer: 'gpt-4o',
+    });
+    const c = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 5000,
+      tokenizer: 'cl100k_base',
+    });
     expect(o.included.tokenizer).toBe('o200k_base');
     expect(c.included.tokenizer).toBe('cl100k_base');
     expect(c.token_count).toBe(countChat(await loadTokenizer('cl100k_base'), c.system, c.messages));
@@ -143,7 +186,9 @@ describe.each(STORES)('buildContext on $name', (kind) => {
   });
 
   it('answers not_found for a missing session', async () => {
-    await expect(buildContext({ store, scope: freshScope(), sessionId: newId('session'), maxTokens: 100 })).rejects.toMatchObject({
+    await expect(
+      buildContext({ store, scope: freshScope(), sessionId: newId('session'), maxTokens: 100 }),
+    ).rejects.toMatchObject({
       code: 'not_found',
     });
   });

@@ -3,7 +3,12 @@ import { buildContext } from '../../src/context/build.js';
 import { countChat } from '../../src/context/chat-format.js';
 import { maybeCompact } from '../../src/context/compact.js';
 import { rulesSummarizer } from '../../src/context/summarizer.js';
-import { listSummaries, readSummaryHead, summaryKey, summaryNamespace } from '../../src/context/summary-store.js';
+import {
+  listSummaries,
+  readSummaryHead,
+  summaryKey,
+  summaryNamespace,
+} from '../../src/context/summary-store.js';
 import { loadTokenizer, type Tokenizer } from '../../src/context/tokenizer.js';
 import type { StateStore } from '../../src/store/types.js';
 import { appendAll, chatTurns, freshScope, STORES } from './stores.js';
@@ -27,13 +32,21 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
 
   it('does nothing under the threshold', async () => {
     const { scope, session } = await sessionWith(3);
-    expect(await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 5000, tokenizer: tok })).toBeNull();
+    expect(
+      await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 5000, tokenizer: tok }),
+    ).toBeNull();
     expect(await readSummaryHead(store, scope, session.id)).toBeNull();
   });
 
   it('stores a summary of the older range as memory data; raw messages stay; the range ends between units', async () => {
     const { scope, session } = await sessionWith(30); // 120 messages
-    const record = await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 600, tokenizer: tok });
+    const record = await maybeCompact({
+      store,
+      scope,
+      sessionId: session.id,
+      thresholdTokens: 600,
+      tokenizer: tok,
+    });
     expect(record).not.toBeNull();
     expect(record!.from_seq).toBe(1);
     expect(record!.to_seq).toBeGreaterThan(60);
@@ -49,7 +62,9 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
     expect(summaryKey(record!.to_seq)).toMatch(/^\d{12}$/);
     expect(await readSummaryHead(store, scope, session.id)).toEqual(record);
     // compacting again right away has nothing to do
-    expect(await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 600, tokenizer: tok })).toBeNull();
+    expect(
+      await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 600, tokenizer: tok }),
+    ).toBeNull();
   });
 
   it('rolls: a later compaction folds the previous summary and covers 1..to_seq', async () => {
@@ -71,8 +86,20 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
 
   it('the builder uses the summary in place of the range it covers', async () => {
     const { scope, session } = await sessionWith(30);
-    const record = await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 600, tokenizer: tok });
-    const ctx = await buildContext({ store, scope, sessionId: session.id, maxTokens: 100_000, tokenizer: tok });
+    const record = await maybeCompact({
+      store,
+      scope,
+      sessionId: session.id,
+      thresholdTokens: 600,
+      tokenizer: tok,
+    });
+    const ctx = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 100_000,
+      tokenizer: tok,
+    });
     expect(ctx.included.messages!.first_seq).toBe(record!.to_seq + 1);
     expect(ctx.included.messages!.last_seq).toBe(120);
     expect(ctx.system).toContain(`# Earlier in this session (messages 1-${record!.to_seq}, summarized)`);
@@ -86,14 +113,33 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
     expect(ctx.included.omitted).toBeNull();
     expect(ctx.messages[0]!.role).not.toBe('tool');
     // without summaries the same budget shows the raw history
-    const raw = await buildContext({ store, scope, sessionId: session.id, maxTokens: 100_000, tokenizer: tok, summaries: false });
+    const raw = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 100_000,
+      tokenizer: tok,
+      summaries: false,
+    });
     expect(raw.messages).toHaveLength(120);
   });
 
   it('shows the newest summary points that fit the budget left after the messages', async () => {
     const { scope, session } = await sessionWith(30);
-    const record = await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 600, tokenizer: tok });
-    const full = await buildContext({ store, scope, sessionId: session.id, maxTokens: 100_000, tokenizer: tok });
+    const record = await maybeCompact({
+      store,
+      scope,
+      sessionId: session.id,
+      thresholdTokens: 600,
+      tokenizer: tok,
+    });
+    const full = await buildContext({
+      store,
+      scope,
+      sessionId: session.id,
+      maxTokens: 100_000,
+      tokenizer: tok,
+    });
     const tight = full.token_count - 40;
     const ctx = await buildContext({ store, scope, sessionId: session.id, maxTokens: tight, tokenizer: tok });
     expect(ctx.token_count).toBeLessThanOrEqual(tight);
@@ -108,7 +154,9 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
 
   it('refuses bad thresholds', async () => {
     const { scope, session } = await sessionWith(1);
-    await expect(maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 0 })).rejects.toMatchObject({
+    await expect(
+      maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 0 }),
+    ).rejects.toMatchObject({
       code: 'invalid_request',
     });
     await expect(

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { describeTask, describeTaskGeneric, describeTasks, missingSlots, nextStep } from '../../src/context/describe.js';
+import {
+  describeTask,
+  describeTaskGeneric,
+  describeTasks,
+  missingSlots,
+  nextStep,
+  taskTypesFrom,
+} from '../../src/context/describe.js';
 import type { Task } from '../../src/core/model.js';
 
 function task(partial: Partial<Task>): Task {
@@ -50,16 +57,34 @@ describe('task descriptions', () => {
 
   it('uses the type’s describe function when it has one, and says when there is no open task', () => {
     const t = task({ type: 'deploy_pipeline' });
-    expect(describeTask(t, { deploy_pipeline: { describe: (x) => `deploying ${x.id}` } })).toBe('deploying task_a');
+    expect(describeTask(t, { deploy_pipeline: { describe: (x) => `deploying ${x.id}` } })).toBe(
+      'deploying task_a',
+    );
     expect(describeTasks([])).toBe('# Open tasks\nNone.');
   });
 
   it('lists tasks oldest first and clips long slot values', () => {
-    const newer = task({ id: 'task_b', created_at: '2026-01-02T00:00:00.000Z', slots: { notes: 'n'.repeat(500) } });
+    const newer = task({
+      id: 'task_b',
+      created_at: '2026-01-02T00:00:00.000Z',
+      slots: { notes: 'n'.repeat(500) },
+    });
     const older = task({ id: 'task_c', created_at: '2026-01-01T00:00:00.000Z' });
     const text = describeTasks([newer, older]);
     expect(text.indexOf('task_c')).toBeLessThan(text.indexOf('task_b'));
     expect(text).toContain('…');
     expect(text.length).toBeLessThan(600);
+  });
+});
+
+describe('taskTypesFrom', () => {
+  it('takes the required slots of task type definitions', () => {
+    const types = taskTypesFrom([
+      {
+        name: 'flight_booking',
+        slots: { origin: { required: true }, notes: { required: false }, date: { required: true } },
+      },
+    ]);
+    expect(types).toEqual({ flight_booking: { required_slots: ['origin', 'date'] } });
   });
 });

@@ -46,7 +46,12 @@ export function freshScope(user = 'user'): Scope {
 }
 
 /** Moves a task along allowed transitions to `target` (INIT -> COLLECTING -> CONFIRMING -> EXECUTING -> DONE). */
-export async function driveTask(store: StateStore, scope: Scope, task: Task, target: TaskState): Promise<Task> {
+export async function driveTask(
+  store: StateStore,
+  scope: Scope,
+  task: Task,
+  target: TaskState,
+): Promise<Task> {
   const path: TaskState[] = ['INIT', 'COLLECTING', 'CONFIRMING', 'EXECUTING', 'DONE'];
   let current = task;
   for (const state of path.slice(path.indexOf(current.state) + 1, path.indexOf(target) + 1)) {
@@ -56,8 +61,14 @@ export async function driveTask(store: StateStore, scope: Scope, task: Task, tar
 }
 
 /** Appends messages in batches (the contract allows any count per call; batches keep transactions small). */
-export async function appendAll(store: StateStore, scope: Scope, sessionId: string, list: readonly NewMessage[]) {
-  for (let i = 0; i < list.length; i += 500) await store.appendMessages(scope, sessionId, list.slice(i, i + 500));
+export async function appendAll(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  list: readonly NewMessage[],
+) {
+  for (let i = 0; i < list.length; i += 500)
+    await store.appendMessages(scope, sessionId, list.slice(i, i + 500));
 }
 
 /** A chat of `turns` turns: user asks, assistant calls a tool, the tool answers, assistant replies. */
@@ -70,7 +81,12 @@ export function chatTurns(turns: number, start = 0): NewMessage[] {
       content: '',
       tool_calls: [{ id: `call_${i}`, name: 'airline.search', arguments: { flight: i, to: 'NRT' } }],
     });
-    out.push({ role: 'tool', content: `{"flight":${i},"seats":${i % 7}}`, tool_call_id: `call_${i}`, name: 'airline.search' });
+    out.push({
+      role: 'tool',
+      content: `{"flight":${i},"seats":${i % 7}}`,
+      tool_call_id: `call_${i}`,
+      name: 'airline.search',
+    });
     out.push({ role: 'assistant', content: `Flight ${i} has ${i % 7} seats left.` });
   }
   return out;

@@ -7,8 +7,13 @@ describe('rules summarizer (extractive)', () => {
     msg(1, 'user', 'Hello there. I want to fly from Beijing to Tokyo on 3 May. Thanks!'),
     msg(2, 'assistant', 'Sure. Which cabin would you like?'),
     msg(3, 'user', 'Business class, please.'),
-    msg(4, 'assistant', '', { tool_calls: [{ id: 'c1', name: 'airline.search', arguments: { from: 'PEK', to: 'NRT' } }] }),
-    msg(5, 'tool', '{"flights":[{"no":"CA925","price":1200}]}', { tool_call_id: 'c1', name: 'airline.search' }),
+    msg(4, 'assistant', '', {
+      tool_calls: [{ id: 'c1', name: 'airline.search', arguments: { from: 'PEK', to: 'NRT' } }],
+    }),
+    msg(5, 'tool', '{"flights":[{"no":"CA925","price":1200}]}', {
+      tool_call_id: 'c1',
+      name: 'airline.search',
+    }),
     msg(6, 'assistant', 'Booked: confirmation code ZX12Q for Li Lei.'),
     msg(7, 'system', 'internal note'),
   ];
