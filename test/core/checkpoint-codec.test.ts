@@ -215,10 +215,9 @@ describe('checkpoint codec', () => {
     expect(changed.blobs).toEqual([{ hash: changed.manifest.list?.h, base: null, data: '[1,9,3,4]' }]);
   });
 
-  // Known bug, reported to the lead: a channel named "__proto__" passes the plain-JSON guard (JSON.parse
-  // makes it an own key) but `manifest[name] = ...` in encodeChannels sets the manifest's prototype instead,
-  // so the channel is silently dropped. Flip `it.fails` to `it` once the codec defines own properties.
-  it.fails('keeps a channel named __proto__', () => {
+  // A channel named "__proto__" passes the plain-JSON guard (JSON.parse makes it an own key); the codec must
+  // define it as an own property rather than assign it, or the channel would be silently dropped.
+  it('keeps a channel named __proto__', () => {
     const channels = JSON.parse('{"__proto__": [1, 2], "task": {"step": 1}}') as JsonObject;
     const { manifest, blobs } = encodeChannels(channels, null);
     const store = new Map(blobs.map((blob) => [blob.hash, blob]));

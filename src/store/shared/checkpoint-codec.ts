@@ -31,6 +31,11 @@ export interface BlobRow {
 
 const EMPTY_CHAIN = 'a:';
 
+/** Sets an own property, also for the key `__proto__` (plain assignment would change the prototype). */
+function setOwn<T>(target: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function digest(text: string): string {
   return createHash('sha256').update(text).digest('base64url').slice(0, 27);
 }
@@ -50,11 +55,12 @@ export function encodeChannels(
     if (!Array.isArray(value)) {
       const data = JSON.stringify(value);
       const hash = `v${digest(data)}`;
-      manifest[name] = { h: hash, d: 0 };
-      if (previous?.[name]?.h !== hash) blobs.push({ hash, base: null, data });
+      setOwn(manifest, name, { h: hash, d: 0 });
+      const prior = previous !== null && Object.hasOwn(previous, name) ? previous[name] : undefined;
+      if (prior?.h !== hash) blobs.push({ hash, base: null, data });
       continue;
     }
-    const before = previous?.[name];
+    const before = previous !== null && Object.hasOwn(previous, name) ? previous[name] : undefined;
     const elementJson = value.map((element) => JSON.stringify(element));
     let chain = EMPTY_CHAIN;
     let prefixMatches = false;
@@ -66,12 +72,12 @@ export function encodeChannels(
     if (baseLength === elementJson.length) prefixMatches = chain === before?.h;
     const n = elementJson.length;
     if (before !== undefined && chain === before.h) {
-      manifest[name] = { h: chain, n, d: before.d };
+      setOwn(manifest, name, { h: chain, n, d: before.d });
     } else if (before !== undefined && prefixMatches && baseLength > 0 && before.d < MAX_CHAIN_DEPTH) {
-      manifest[name] = { h: chain, n, d: before.d + 1 };
+      setOwn(manifest, name, { h: chain, n, d: before.d + 1 });
       blobs.push({ hash: chain, base: before.h, data: `[${elementJson.slice(baseLength).join(',')}]` });
     } else {
-      manifest[name] = { h: chain, n, d: 0 };
+      setOwn(manifest, name, { h: chain, n, d: 0 });
       blobs.push({ hash: chain, base: null, data: `[${elementJson.join(',')}]` });
     }
   }
@@ -94,7 +100,7 @@ export class ChannelDecoder {
 
   decode(manifest: Manifest): JsonObject {
     const out: JsonObject = {};
-    for (const [name, ref] of Object.entries(manifest)) out[name] = this.value(ref.h);
+    for (const [name, ref] of Object.entries(manifest)) setOwn(out, name, this.value(ref.h));
     return out;
   }
 
