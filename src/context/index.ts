@@ -25,6 +25,7 @@ export {
   type TaskTypes,
   taskTypesFrom,
 } from './describe.js';
+export { type OpenAiSummarizerOptions, openaiSummarizer } from './openai-summarizer.js';
 export { arrayMessageSource, type MessageSource, storeMessageSource } from './source.js';
 export {
   type RulesSummarizerOptions,
