@@ -69,7 +69,12 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
     async (request) => {
       const scope = readScopeOf(request.principal);
       const session = await requireSession(store, scope, request.params.id);
-      return requireRunner(turns, 'checkpoint history').checkpoints(scope, session, request.query.limit ?? 20, request.query.before ?? null);
+      return requireRunner(turns, 'checkpoint history').checkpoints(
+        scope,
+        session,
+        request.query.limit ?? 20,
+        request.query.before ?? null,
+      );
     },
   );
 }

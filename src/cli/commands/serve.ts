@@ -1,0 +1,83 @@
+/**
+ * `agentstate serve`: the HTTP API on one store, with the expiry sweeper and graceful shutdown.
+ * Logs are JSON lines on stdout; the start banner (URL, store, how to chat) goes to stderr.
+ */
+import type { Command } from 'commander';
+import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
+import { createServer } from '../../http/server.js';
+import { installGracefulShutdown } from '../../http/shutdown.js';
+import { startSweeper } from '../../lifecycle/sweeper.js';
+import { openStore } from '../../store/open.js';
+import { storeUrlOf } from '../context.js';
+import { parsePort } from './parse.js';
+import { loadTurnRunner } from './runtime-link.js';
+
+interface ServeOptions {
+  readonly store?: string;
+  readonly host: string;
+  readonly port: number;
+  readonly agents?: string;
+  readonly config?: string;
+  readonly sweepIntervalMs?: string;
+}
+
+export function registerServeCommands(program: Command): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API (SPEC 5)')
+    .option('--store <url>', 'store URL (env AGENTSTATE_STORE, default sqlite:./.agentstate/agentstate.db)')
+    .option(
+      '--host <host>',
+      'address to bind (env AGENTSTATE_HOST)',
+      process.env.AGENTSTATE_HOST ?? DEFAULT_HOST,
+    )
+    .option(
+      '--port <port>',
+      'port; 0 picks a free one (env AGENTSTATE_PORT)',
+      parsePort,
+      process.env.AGENTSTATE_PORT ? Number(process.env.AGENTSTATE_PORT) : DEFAULT_PORT,
+    )
+    .option('--agents <module>', 'a module exporting more agents for turns, besides the built-in ones')
+    .option(
+      '--config <file>',
+      'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',
+    )
+    .action(async (options: ServeOptions) => {
+      const config = loadConfig(process.env, options.config, { host: options.host, port: options.port });
+      assertStartable(config);
+      const url = storeUrlOf(options);
+      const store = await openStore(url);
+      try {
+        const turns = await loadTurnRunner(store, options.agents);
+        const app = await createServer({ store, config, turns });
+        const sweeper = startSweeper({
+          store,
+          onError: (error) => app.log.error({ err: error }, 'sweep failed'),
+        });
+        installGracefulShutdown(app, {
+          afterClose: async () => {
+            await sweeper.stop();
+            await store.close();
+          },
+        });
+        const address = await app.listen({ host: config.host, port: config.port });
+        const auth =
+          config.apiKeys.size === 0
+            ? 'no API keys: unauthenticated, loopback only, tenant "default"'
+            : `${config.apiKeys.size} tenant key(s); user tokens from POST /v1/tokens`;
+        process.stderr.write(
+          [
+            `agentstate serving ${address}`,
+            `  store: ${url} (${store.adapter})`,
+            `  auth:  ${auth}`,
+            `  docs:  ${address}/docs`,
+            `  chat:  agentstate chat --server ${address}`,
+            '',
+          ].join('\n'),
+        );
+      } catch (error) {
+        await store.close();
+        throw error;
+      }
+    });
+}

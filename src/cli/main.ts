@@ -1,0 +1,11 @@
+#!/usr/bin/env node
+/** The `agentstate` executable: runs the command and turns any error into one sentence and exit code 1. */
+import { describeError } from './context.js';
+import { buildProgram } from './program.js';
+
+try {
+  await buildProgram().parseAsync(process.argv);
+} catch (error) {
+  process.stderr.write(`agentstate: ${describeError(error)}\n`);
+  process.exitCode = 1;
+}
