@@ -52,8 +52,14 @@ async function main(): Promise<void> {
     size: size as keyof typeof SIZES,
     systems,
     synchronous,
-    postgresUrl: process.env.AGENTSTATE_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
-    redisUrl: process.env.AGENTSTATE_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    postgresUrl:
+      process.env.AGENTSTATE_BENCH_POSTGRES_URL ??
+      process.env.AGENTSTATE_TEST_POSTGRES_URL ??
+      'postgres://postgres@127.0.0.1:5432/test',
+    redisUrl:
+      process.env.AGENTSTATE_BENCH_REDIS_URL ??
+      process.env.AGENTSTATE_TEST_REDIS_URL ??
+      'redis://127.0.0.1:6379',
     onSystem: (result, index, total) => {
       const status =
         result.error === null ? `put ${result.ops?.put.ops_per_s} ops/s` : `failed: ${result.error}`;

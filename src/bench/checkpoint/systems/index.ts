@@ -1,23 +1,70 @@
 /** Every system the checkpoint benchmark knows. Opt-in ones (a server needed) run only when named. */
 import type { SystemSpec } from '../system.js';
-import { agentstateMemory, agentstateSqlite } from './agentstate.js';
-import { langgraphMemory, langgraphSqlite } from './langgraph.js';
-import { agentstatePostgres, langgraphPostgres, rawPg1, rawPg8 } from './postgres.js';
-import { rawSqlite } from './raw-sqlite.js';
-import { agentstateRedis, rawRedis } from './redis.js';
+
+type Meta = Omit<SystemSpec, 'open'>;
+
+/** A registry entry that imports its module (and its driver) only when the system is opened. */
+function lazy(meta: Meta, load: () => Promise<SystemSpec>): SystemSpec {
+  return {
+    ...meta,
+    async open(context) {
+      const spec = await load();
+      if (spec.name !== meta.name) throw new Error(`bench registry: ${meta.name} loaded ${spec.name}`);
+      return spec.open(context);
+    },
+  };
+}
+
+const agentstate = () => import('./agentstate.js');
+const langgraph = () => import('./langgraph.js');
+const postgres = () => import('./postgres.js');
+const redis = () => import('./redis.js');
 
 export const SYSTEMS: readonly SystemSpec[] = [
-  agentstateMemory,
-  langgraphMemory,
-  agentstateSqlite,
-  langgraphSqlite,
-  rawSqlite,
-  agentstatePostgres,
-  langgraphPostgres,
-  rawPg1,
-  rawPg8,
-  agentstateRedis,
-  rawRedis,
+  lazy(
+    { name: 'agentstate-memory', family: 'agentstate', backend: 'memory' },
+    async () => (await agentstate()).agentstateMemory,
+  ),
+  lazy(
+    { name: 'langgraph-memory', family: 'langgraph', backend: 'memory' },
+    async () => (await langgraph()).langgraphMemory,
+  ),
+  lazy(
+    { name: 'agentstate-sqlite', family: 'agentstate', backend: 'sqlite' },
+    async () => (await agentstate()).agentstateSqlite,
+  ),
+  lazy(
+    { name: 'langgraph-sqlite', family: 'langgraph', backend: 'sqlite' },
+    async () => (await langgraph()).langgraphSqlite,
+  ),
+  lazy(
+    { name: 'raw-sqlite', family: 'raw', backend: 'sqlite' },
+    async () => (await import('./raw-sqlite.js')).rawSqlite,
+  ),
+  lazy(
+    { name: 'agentstate-postgres', family: 'agentstate', backend: 'postgres', optIn: true },
+    async () => (await postgres()).agentstatePostgres,
+  ),
+  lazy(
+    { name: 'langgraph-postgres', family: 'langgraph', backend: 'postgres', optIn: true },
+    async () => (await postgres()).langgraphPostgres,
+  ),
+  lazy(
+    { name: 'raw-pg-1', family: 'raw', backend: 'postgres', concurrency: 1, optIn: true },
+    async () => (await postgres()).rawPg1,
+  ),
+  lazy(
+    { name: 'raw-pg-8', family: 'raw', backend: 'postgres', concurrency: 8, optIn: true },
+    async () => (await postgres()).rawPg8,
+  ),
+  lazy(
+    { name: 'agentstate-redis', family: 'agentstate', backend: 'redis', optIn: true },
+    async () => (await redis()).agentstateRedis,
+  ),
+  lazy(
+    { name: 'raw-redis', family: 'raw', backend: 'redis', optIn: true },
+    async () => (await redis()).rawRedis,
+  ),
 ];
 
 /** Groups usable in `--systems`, besides single names. */
