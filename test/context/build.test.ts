@@ -14,7 +14,7 @@ describe.each(STORES)('buildContext on $name', (kind) => {
     ({ store, cleanup } = await kind.open());
     tok = await loadTokenizer('o200k_base');
   });
-  afterAll(() => cleanup());
+  afterAll(async () => cleanup?.());
 
   async function sessionWith(turns: number) {
     const scope = freshScope();
@@ -183,6 +183,14 @@ describe.each(STORES)('buildContext on $name', (kind) => {
     expect(c.included.tokenizer).toBe('cl100k_base');
     expect(c.token_count).toBe(countChat(await loadTokenizer('cl100k_base'), c.system, c.messages));
     expect(o.messages).toEqual(c.messages);
+  });
+
+  it('reads only the pages the window needs from the store, however long the history', async () => {
+    const { scope, session } = await sessionWith(750); // 3000 messages
+    const ctx = await buildContext({ store, scope, sessionId: session.id, maxTokens: 800, tokenizer: tok });
+    expect(ctx.included.messages!.last_seq).toBe(3000);
+    expect(ctx.included.messages_read).toBeLessThan(100);
+    expect(ctx.included.messages_read).toBeGreaterThanOrEqual(ctx.messages.length);
   });
 
   it('answers not_found for a missing session', async () => {

@@ -21,7 +21,7 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
     ({ store, cleanup } = await kind.open());
     tok = await loadTokenizer();
   });
-  afterAll(() => cleanup());
+  afterAll(async () => cleanup?.());
 
   async function sessionWith(turns: number) {
     const scope = freshScope();

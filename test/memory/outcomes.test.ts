@@ -11,7 +11,7 @@ describe.each(STORES)('task outcomes and proposals on $name', (kind) => {
   beforeAll(async () => {
     ({ store, cleanup } = await kind.open());
   });
-  afterAll(() => cleanup());
+  afterAll(async () => cleanup?.());
 
   async function booking(
     scope: ReturnType<typeof freshScope>,

@@ -12,7 +12,7 @@ describe.each(STORES)('user memory on $name', (kind) => {
   beforeAll(async () => {
     ({ store, cleanup } = await kind.open({ clock }));
   });
-  afterAll(() => cleanup());
+  afterAll(async () => cleanup?.());
 
   it('puts, gets, lists by prefix and deletes', async () => {
     const mem = userMemory(store, freshScope());
