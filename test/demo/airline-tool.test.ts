@@ -13,8 +13,8 @@ const trip = {
   origin: 'LHR',
   destination: 'NRT',
   date: '2027-03-01',
-  cabin: 'economy',
-  passenger: 'Grace Hopper',
+  cabin_class: 'economy',
+  passenger_name: 'Grace Hopper',
 } as const;
 const ctx = (idempotencyKey: string): ToolContext => ({
   idempotencyKey,
@@ -52,7 +52,7 @@ describe('airline.book tool', () => {
       const tool = createAirlineBookTool({ baseUrl: airline.url });
       const key = newKey();
       await tool.execute(trip, ctx(key));
-      const reuse = tool.execute({ ...trip, cabin: 'first' }, ctx(key));
+      const reuse = tool.execute({ ...trip, cabin_class: 'first' }, ctx(key));
       await expect(reuse).rejects.toMatchObject({ name: 'ToolError', kind: 'rejected', code: 'conflict' });
       const bad = tool.execute({ ...trip, date: '2027-13-01' }, ctx(newKey()));
       await expect(bad).rejects.toMatchObject({ kind: 'rejected', code: 'invalid_request' });

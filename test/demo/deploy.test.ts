@@ -12,7 +12,7 @@ const ctx = (idempotencyKey: string): ToolContext => ({
   signal: new AbortController().signal,
   attempt: 1,
 });
-const app = { app: 'hello-web' };
+const target = { service: 'hello-web', environment: 'staging', version: '1.4.2' } as const;
 
 let dirs: string[] = [];
 function workspace(): string {
@@ -33,19 +33,14 @@ function call(tools: ToolRegistry, name: string, params: JsonValue, key: string)
   return tool.execute(tool.params.parse(params), ctx(key));
 }
 
-/** Runs the five steps with keys `<prefix>-<n>`; answers their results in order. */
+/** Runs the five steps as deploy_pipeline does (each gets the previous result), with keys `<prefix>-<n>`. */
 async function pipeline(tools: ToolRegistry, prefix: string): Promise<JsonValue[]> {
-  const steps: [string, JsonValue][] = [
-    ['deploy.plan', { ...app, version: '1.4.2', greeting: 'Bonjour' }],
-    ['deploy.write_files', app],
-    ['deploy.run_tests', app],
-    ['deploy.build', app],
-    ['deploy.deploy', app],
-  ];
-  const results: JsonValue[] = [];
-  for (const [i, [name, params]] of steps.entries())
-    results.push(await call(tools, name, params, `${prefix}-${i}`));
-  return results;
+  const plan = await call(tools, 'deploy.plan', target, `${prefix}-0`);
+  const files = await call(tools, 'deploy.write_files', { ...target, plan }, `${prefix}-1`);
+  const tests = await call(tools, 'deploy.run_tests', { ...target, files }, `${prefix}-2`);
+  const build = await call(tools, 'deploy.build', { ...target, tests }, `${prefix}-3`);
+  const deployed = await call(tools, 'deploy.deploy', { ...target, build }, `${prefix}-4`);
+  return [plan, files, tests, build, deployed];
 }
 
 describe('deploy tools', () => {
@@ -63,17 +58,18 @@ describe('deploy tools', () => {
       string,
       JsonValue
     >[];
-    expect(plan).toMatchObject({ plan: 'apps/hello-web/plan.json', version: '1.4.2' });
-    expect(JSON.parse(readFileSync(join(dir, 'apps/hello-web/plan.json'), 'utf8'))).toMatchObject({
-      greeting: 'Bonjour',
+    expect(plan).toMatchObject({ plan: 'apps/hello-web/staging/plan.json', version: '1.4.2' });
+    expect(JSON.parse(readFileSync(join(dir, 'apps/hello-web/staging/plan.json'), 'utf8'))).toMatchObject({
+      greeting: 'Hello from hello-web (staging)',
     });
     expect(written?.files).toHaveLength(2);
     expect(tested).toMatchObject({ ok: true, tests: 2, passed: 2, failed: 0 });
     const artifact = join(dir, built?.artifact as string);
-    expect(readFileSync(artifact, 'utf8')).toContain('Bonjour');
+    expect(readFileSync(artifact, 'utf8')).toContain('Hello from hello-web (staging)');
     expect(deployed?.sha256).toBe(built?.sha256);
     const release = deployed?.release as string;
-    expect(readlinkSync(join(dir, 'releases/hello-web/current'))).toBe(release.split('/').pop());
+    expect(readlinkSync(join(dir, 'releases/hello-web/staging/current'))).toBe(release.split('/').pop());
+    expect(deployed?.url).toBe(`https://staging.demo.invalid/hello-web/${release.split('/').pop()}/`);
     expect(existsSync(join(dir, release, 'hello-web-1.4.2.bundle.json'))).toBe(true);
     expect(countSideEffects(join(dir, 'deploy-ledger.jsonl'))).toEqual({
       'k-0': 1,
@@ -101,15 +97,15 @@ describe('deploy tools', () => {
     const tools = createDemoTools({ workspaceDir: workspace() });
     const plan = tools.get('deploy.plan')!;
     expect(await plan.lookup?.('never')).toEqual({ found: false });
-    const result = await call(tools, 'deploy.plan', { ...app, version: '0.1.0' }, 'p1');
+    const result = await call(tools, 'deploy.plan', target, 'p1');
     expect(await plan.lookup?.('p1')).toEqual({ found: true, result });
     expect(await tools.get('deploy.build')!.lookup?.('p1')).toMatchObject({ found: 'ambiguous' });
   });
 
   it('refuses a key reused with other params', async () => {
     const tools = createDemoTools({ workspaceDir: workspace() });
-    await call(tools, 'deploy.plan', { ...app, version: '0.1.0' }, 'p1');
-    const reuse = call(tools, 'deploy.plan', { ...app, version: '0.2.0' }, 'p1');
+    await call(tools, 'deploy.plan', target, 'p1');
+    const reuse = call(tools, 'deploy.plan', { ...target, version: '0.2.0' }, 'p1');
     await expect(reuse).rejects.toMatchObject({ name: 'ToolError', kind: 'rejected', code: 'conflict' });
   });
 
@@ -123,8 +119,8 @@ describe('deploy tools', () => {
 describe('deploy tools: failures', () => {
   it('records failing tests as ok: false, and build then refuses', async () => {
     const tools = createDemoTools({ workspaceDir: workspace() });
-    await call(tools, 'deploy.plan', { ...app, version: '1.0.0' }, 'f0');
-    const files = {
+    const plan = await call(tools, 'deploy.plan', target, 'f0');
+    const sources = {
       'greet.mjs': 'export const greet = () => "hi";\n',
       'greet.test.mjs': [
         "import assert from 'node:assert/strict';",
@@ -135,27 +131,31 @@ describe('deploy tools: failures', () => {
         '',
       ].join('\n'),
     };
-    await call(tools, 'deploy.write_files', { ...app, files }, 'f1');
-    expect(await call(tools, 'deploy.run_tests', app, 'f2')).toMatchObject({
+    const written = await call(tools, 'deploy.write_files', { ...target, plan, sources }, 'f1');
+    expect(await call(tools, 'deploy.run_tests', { ...target, files: written }, 'f2')).toMatchObject({
       ok: false,
       tests: 2,
       passed: 1,
       failed: 1,
     });
-    await expect(call(tools, 'deploy.build', app, 'f3')).rejects.toMatchObject({ kind: 'rejected' });
+    await expect(call(tools, 'deploy.build', { ...target, tests: null }, 'f3')).rejects.toMatchObject({
+      kind: 'rejected',
+    });
     expect(countSideEffects(join(dirs[0]!, 'deploy-ledger.jsonl'))).toEqual({ f0: 1, f1: 1, f2: 1 });
   });
 
   it('refuses steps out of order and invalid params', async () => {
     const tools = createDemoTools({ workspaceDir: workspace() });
-    await expect(call(tools, 'deploy.write_files', app, 'x')).rejects.toThrow(/run deploy.plan first/);
-    await expect(call(tools, 'deploy.deploy', app, 'y')).rejects.toThrow(/run deploy.plan first/);
-    expect(tools.get('deploy.plan')!.params.safeParse({ app: '../etc', version: '1.0.0' }).success).toBe(
-      false,
+    await expect(call(tools, 'deploy.write_files', { ...target, plan: null }, 'x')).rejects.toThrow(
+      /run deploy.plan first/,
     );
-    expect(tools.get('deploy.plan')!.params.safeParse({ app: 'ok', version: 'latest' }).success).toBe(false);
-    expect(
-      tools.get('deploy.write_files')!.params.safeParse({ app: 'ok', files: { '../x.mjs': '' } }).success,
-    ).toBe(false);
+    await expect(call(tools, 'deploy.deploy', { ...target, build: null }, 'y')).rejects.toThrow(
+      /run deploy.plan first/,
+    );
+    const plan = tools.get('deploy.plan')!.params;
+    expect(plan.safeParse({ ...target, service: '../etc' }).success).toBe(false);
+    expect(plan.safeParse({ ...target, environment: 'moon' }).success).toBe(false);
+    const write = tools.get('deploy.write_files')!.params;
+    expect(write.safeParse({ ...target, plan: null, sources: { '../x.mjs': '' } }).success).toBe(false);
   });
 });

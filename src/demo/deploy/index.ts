@@ -12,5 +12,5 @@ export function createDeployTools(workspaceDir: string, hooks: DemoHooks = {}): 
   return [planTool(ws), writeFilesTool(ws), runTestsTool(ws), buildTool(ws), deployTool(ws)];
 }
 
-export { DEPLOY_STEPS } from './plan.js';
+export { DEPLOY_STEPS } from '../../agents/tool-params.js';
 export { type DemoHooks, type DeployWorkspace, deployWorkspace, type ToolPoint } from './workspace.js';

@@ -1,57 +1,29 @@
-/** `deploy.plan`: decides what will be built and writes it to `apps/<app>/plan.json`. */
+/** `deploy.plan`: decides what will be built and writes it to `apps/<service>/<environment>/plan.json`. */
 import { join } from 'node:path';
-import { z } from 'zod';
+import { DEPLOY_STEPS, DeployPlanParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
 import { keyedStep } from './keyed.js';
 import { TEMPLATE_FILES } from './template.js';
-import {
-  AppNameSchema,
-  appPaths,
-  type DeployWorkspace,
-  type Plan,
-  sha256,
-  writeFileAtomic,
-} from './workspace.js';
+import { appPaths, type DeployWorkspace, type Plan, sha256, writeFileAtomic } from './workspace.js';
 
-export const DEPLOY_STEPS = [
-  'deploy.plan',
-  'deploy.write_files',
-  'deploy.run_tests',
-  'deploy.build',
-  'deploy.deploy',
-];
-
-export const PlanParamsSchema = z.strictObject({
-  app: AppNameSchema,
-  version: z.string().regex(/^\d+\.\d+\.\d+$/, 'must be a version like 1.2.3'),
-  greeting: z.string().min(1).max(80).optional(),
-});
-export type PlanParams = z.infer<typeof PlanParamsSchema>;
-
-export function planTool(ws: DeployWorkspace): Tool<PlanParams> {
+export function planTool(ws: DeployWorkspace): Tool<DeployPlanParams> {
   return keyedStep(ws, {
     name: 'deploy.plan',
-    description: 'Plan a release of an app at a version: which files, which steps. Writes plan.json.',
-    params: PlanParamsSchema,
+    description: 'Plan a release of a service to an environment at a version: which files, which steps.',
+    params: DeployPlanParams,
     async run(params) {
       const plan: Plan = {
-        app: params.app,
+        service: params.service,
+        environment: params.environment,
         version: params.version,
-        greeting: params.greeting ?? 'Hello',
+        greeting: `Hello from ${params.service} (${params.environment})`,
         files: [...TEMPLATE_FILES],
-        steps: DEPLOY_STEPS,
+        steps: [...DEPLOY_STEPS],
       };
       const text = `${JSON.stringify(plan, null, 2)}\n`;
-      const path = appPaths(params.app).plan;
+      const path = appPaths(params).plan;
       writeFileAtomic(join(ws.dir, path), text);
-      return {
-        app: plan.app,
-        version: plan.version,
-        plan: path,
-        files: plan.files,
-        steps: plan.steps,
-        sha256: sha256(text),
-      };
+      return { ...plan, plan: path, sha256: sha256(text) };
     },
   });
 }

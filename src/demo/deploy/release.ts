@@ -1,23 +1,23 @@
-/** `deploy.deploy`: copies the built artifact into `releases/<app>/<release>/` and flips the `current` link. */
+/**
+ * `deploy.deploy`: copies the built artifact into `releases/<service>/<environment>/<release>/` and flips
+ * the `current` link there to it.
+ */
 import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join, posix } from 'node:path';
-import { z } from 'zod';
+import { DeployDeployParams } from '../../agents/tool-params.js';
 import { AgentStateError } from '../../core/errors.js';
 import type { Tool } from '../../runtime/tool.js';
 import { artifactPath } from './build.js';
 import { keyedStep } from './keyed.js';
 import {
-  AppNameSchema,
   appPaths,
   type DeployWorkspace,
   type Plan,
   readStepOutput,
   rejected,
   sha256,
+  versionSlug,
 } from './workspace.js';
-
-export const DeployParamsSchema = z.strictObject({ app: AppNameSchema });
-export type DeployParams = z.infer<typeof DeployParamsSchema>;
 
 /** Points `link` at `target` atomically: a new symlink under a temporary name renamed over the old one. */
 function flipLink(link: string, target: string): void {
@@ -27,16 +27,16 @@ function flipLink(link: string, target: string): void {
   renameSync(temp, link);
 }
 
-export function deployTool(ws: DeployWorkspace): Tool<DeployParams> {
+export function deployTool(ws: DeployWorkspace): Tool<DeployDeployParams> {
   return keyedStep(ws, {
     name: 'deploy.deploy',
     description:
-      'Release the built artifact: copy it to releases/<app>/<version>-<hash>/ and point current at it.',
-    params: DeployParamsSchema,
+      'Release the built artifact: copy it to releases/<service>/<environment>/<version>-<hash>/, point current at it.',
+    params: DeployDeployParams,
     async run(params) {
-      const paths = appPaths(params.app);
+      const paths = appPaths(params);
       const plan = readStepOutput<Plan>(ws, paths.plan, 'deploy.plan');
-      const artifact = artifactPath(plan.app, plan.version);
+      const artifact = artifactPath(plan);
       let bytes: Buffer;
       try {
         bytes = readFileSync(join(ws.dir, artifact));
@@ -44,7 +44,11 @@ export function deployTool(ws: DeployWorkspace): Tool<DeployParams> {
         throw rejected(`${artifact} does not exist: run deploy.build first`);
       }
       const hash = sha256(bytes);
-      const release = `${plan.version}-${hash.slice(0, 12)}`;
+      const built = params.build as { sha256?: unknown } | null;
+      if (typeof built?.sha256 === 'string' && built.sha256 !== hash) {
+        throw rejected(`${artifact} is not the build given (sha256 ${hash} != ${built.sha256}): build again`);
+      }
+      const release = `${versionSlug(plan.version)}-${hash.slice(0, 12)}`;
       const releaseDir = posix.join(paths.releases, release);
       const absDir = join(ws.dir, releaseDir);
       mkdirSync(absDir, { recursive: true });
@@ -58,8 +62,10 @@ export function deployTool(ws: DeployWorkspace): Tool<DeployParams> {
       }
       flipLink(join(ws.dir, paths.releases, 'current'), release);
       return {
-        app: plan.app,
+        service: plan.service,
+        environment: plan.environment,
         version: plan.version,
+        url: `https://${plan.environment}.demo.invalid/${plan.service}/${release}/`,
         release: releaseDir,
         current: posix.join(paths.releases, 'current'),
         sha256: hash,

@@ -1,14 +1,11 @@
-/** `deploy.run_tests`: really runs the app's `*.test.mjs` files with `node --test` in a child process. */
+/** `deploy.run_tests`: really runs the service's `*.test.mjs` files with `node --test` in a child process. */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import { DeployRunTestsParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
 import { keyedStep } from './keyed.js';
-import { AppNameSchema, appPaths, type DeployWorkspace, rejected, writeFileAtomic } from './workspace.js';
-
-export const RunTestsParamsSchema = z.strictObject({ app: AppNameSchema });
-export type RunTestsParams = z.infer<typeof RunTestsParamsSchema>;
+import { appPaths, type DeployWorkspace, rejected, writeFileAtomic } from './workspace.js';
 
 export interface TestCounts {
   readonly tests: number;
@@ -51,13 +48,13 @@ export function runNodeTests(
   });
 }
 
-export function runTestsTool(ws: DeployWorkspace): Tool<RunTestsParams> {
+export function runTestsTool(ws: DeployWorkspace): Tool<DeployRunTestsParams> {
   return keyedStep(ws, {
     name: 'deploy.run_tests',
-    description: "Run the app's tests (node --test on apps/<app>/src/*.test.mjs) and record pass/fail.",
-    params: RunTestsParamsSchema,
+    description: "Run the service's tests (node --test on its src/*.test.mjs) and record pass/fail.",
+    params: DeployRunTestsParams,
     async run(params, ctx) {
-      const paths = appPaths(params.app);
+      const paths = appPaths(params);
       const srcDir = join(ws.dir, paths.src);
       let files: string[];
       try {
@@ -70,7 +67,7 @@ export function runTestsTool(ws: DeployWorkspace): Tool<RunTestsParams> {
       if (files.length === 0) throw rejected(`${paths.src} holds no *.test.mjs file to run`);
       const counts = await runNodeTests(srcDir, files, ctx.signal);
       const ok = counts.tests > 0 && counts.failed === 0 && counts.passed === counts.tests;
-      const report = { app: params.app, ok, files, ...counts };
+      const report = { service: params.service, environment: params.environment, ok, files, ...counts };
       writeFileAtomic(join(ws.dir, paths.testReport), `${JSON.stringify(report, null, 2)}\n`);
       return { ...report, report: paths.testReport };
     },

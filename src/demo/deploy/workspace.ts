@@ -2,7 +2,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
 import { ToolError } from '../../runtime/tool.js';
 
 /** Where a crash harness may stop a tool call: before its side effect, after it, after its ledger line. */
@@ -25,22 +24,30 @@ export function deployWorkspace(dir: string, hooks: DemoHooks = {}): DeployWorks
   return { dir, ledgerPath: join(dir, 'deploy-ledger.jsonl'), hooks };
 }
 
-export const AppNameSchema = z
-  .string()
-  .regex(
-    /^[a-z][a-z0-9-]{0,39}$/,
-    'must be 1-40 characters: lowercase letters, digits, dashes, starting with a letter',
-  );
+/** What every deploy step names: which service, where, at which version (the agent's params contract). */
+export interface Target {
+  readonly service: string;
+  readonly environment: string;
+  readonly version: string;
+}
+
+/** A version as it may appear in a file name: anything but letters, digits, dot, dash, underscore becomes `_`. */
+export function versionSlug(version: string): string {
+  return version.replace(/[^A-Za-z0-9._-]/g, '_');
+}
 
 /** Paths inside the workspace, relative (results carry relative paths so they compare across workspaces). */
-export const appPaths = (app: string) => ({
-  root: `apps/${app}`,
-  plan: `apps/${app}/plan.json`,
-  src: `apps/${app}/src`,
-  testReport: `apps/${app}/test-report.json`,
-  build: `apps/${app}/build`,
-  releases: `releases/${app}`,
-});
+export function appPaths(target: Target) {
+  const root = `apps/${target.service}/${target.environment}`;
+  return {
+    root,
+    plan: `${root}/plan.json`,
+    src: `${root}/src`,
+    testReport: `${root}/test-report.json`,
+    build: `${root}/build`,
+    releases: `releases/${target.service}/${target.environment}`,
+  };
+}
 
 export function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
@@ -77,9 +84,7 @@ export function readStepOutput<T>(ws: DeployWorkspace, relPath: string, produced
   }
 }
 
-export interface Plan {
-  readonly app: string;
-  readonly version: string;
+export interface Plan extends Target {
   readonly greeting: string;
   readonly files: string[];
   readonly steps: string[];

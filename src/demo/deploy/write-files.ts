@@ -1,11 +1,11 @@
-/** `deploy.write_files`: writes the app's source files (the planned template, or the caller's own). */
+/** `deploy.write_files`: writes the service's source files (the planned template, or `sources` when given). */
 import { join, posix } from 'node:path';
 import { z } from 'zod';
+import { DeployWriteFilesParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
 import { keyedStep } from './keyed.js';
 import { templateFiles } from './template.js';
 import {
-  AppNameSchema,
   appPaths,
   type DeployWorkspace,
   type Plan,
@@ -18,10 +18,9 @@ const FileNameSchema = z
   .string()
   .regex(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$/, 'must be a plain file name (no directories, no leading dot)');
 
-export const WriteFilesParamsSchema = z.strictObject({
-  app: AppNameSchema,
-  /** File name -> content. Absent: the template the plan names. */
-  files: z.record(FileNameSchema, z.string().max(256 * 1024)).optional(),
+export const WriteFilesParamsSchema = DeployWriteFilesParams.extend({
+  /** File name -> content, replacing the planned template (the agent never sends it; tests do). */
+  sources: z.record(FileNameSchema, z.string().max(256 * 1024)).optional(),
 });
 export type WriteFilesParams = z.infer<typeof WriteFilesParamsSchema>;
 
@@ -29,12 +28,12 @@ export function writeFilesTool(ws: DeployWorkspace): Tool<WriteFilesParams> {
   return keyedStep(ws, {
     name: 'deploy.write_files',
     description:
-      "Write the app's source files into apps/<app>/src (the planned template unless files are given).",
+      "Write the service's source files and tests into apps/<service>/<environment>/src as planned.",
     params: WriteFilesParamsSchema,
     async run(params) {
-      const paths = appPaths(params.app);
+      const paths = appPaths(params);
       const plan = readStepOutput<Plan>(ws, paths.plan, 'deploy.plan');
-      const files = params.files ?? templateFiles(plan);
+      const files = params.sources ?? templateFiles(plan);
       const written = Object.keys(files)
         .sort()
         .map((name) => {
@@ -43,7 +42,7 @@ export function writeFilesTool(ws: DeployWorkspace): Tool<WriteFilesParams> {
           writeFileAtomic(join(ws.dir, path), content);
           return { path, bytes: Buffer.byteLength(content), sha256: sha256(content) };
         });
-      return { app: params.app, files: written };
+      return { service: params.service, environment: params.environment, files: written };
     },
   });
 }
