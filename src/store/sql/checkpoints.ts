@@ -1,0 +1,149 @@
+/**
+ * Checkpoints through the channel codec: a row per checkpoint holding its manifest, and blobs stored once
+ * per (tenant, user, run, hash). Reads fetch every blob of the manifests' append chains in one recursive
+ * query and decode with one ChannelDecoder per call, so a page of history parses each blob once.
+ */
+import { newId } from '../../core/ids.js';
+import type { JsonObject } from '../../core/json.js';
+import type { Checkpoint } from '../../core/model.js';
+import {
+  type BlobRow,
+  ChannelDecoder,
+  encodeChannels,
+  type Manifest,
+  manifestHashes,
+} from '../shared/checkpoint-codec.js';
+import type { NewCheckpoint, ReadScope, Scope } from '../types.js';
+import { conflict, nowIso, type SqlContext, scopeWhere } from './context.js';
+import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import { toJson } from './rows.js';
+
+export const CHECKPOINT_COLUMNS =
+  'id, tenant_id, user_id, run_id, session_id, task_id, step, parent_id, label, manifest, metadata, created_at';
+
+export type CheckedCheckpoint = Omit<Checkpoint, 'id' | 'tenant_id' | 'user_id' | 'created_at'> & {
+  readonly id: string | null;
+};
+
+export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: string): CheckedCheckpoint {
+  const { v } = ctx;
+  v.record(input, path);
+  const channels: JsonObject = v.jsonObject(input.channels, 'checkpoint.channels');
+  return {
+    id: v.optionalId(input.id, 'checkpoint', `${path}.id`),
+    run_id: v.name(input.run_id, `${path}.run_id`),
+    session_id: v.optionalId(input.session_id, 'session', `${path}.session_id`),
+    task_id: v.optionalId(input.task_id, 'task', `${path}.task_id`),
+    step: v.nonNegativeInt(input.step, `${path}.step`),
+    parent_id: v.optionalId(input.parent_id, 'checkpoint', `${path}.parent_id`),
+    label: input.label === undefined ? '' : v.text(input.label, `${path}.label`),
+    channels,
+    metadata: input.metadata === undefined ? {} : v.jsonObject(input.metadata, 'checkpoint.metadata'),
+  };
+}
+
+export async function insertCheckpoint(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: Scope,
+  input: CheckedCheckpoint,
+) {
+  const previous = await tx.get(
+    'SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1',
+    [scope.tenant_id, scope.user_id, input.run_id],
+  );
+  const before = previous === undefined ? null : (JSON.parse(String(previous.manifest)) as Manifest);
+  const { manifest, blobs } = encodeChannels(input.channels, before);
+  for (const blob of blobs) {
+    await tx.run(
+      `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
+      [scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data],
+    );
+  }
+  const checkpoint: Checkpoint = {
+    ...input,
+    id: input.id ?? newId('checkpoint', ctx.random),
+    tenant_id: scope.tenant_id,
+    user_id: scope.user_id,
+    created_at: nowIso(ctx),
+  };
+  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM checkpoints WHERE id = ?', [input.id]))) {
+    throw conflict(ctx, 'checkpoint', input.id);
+  }
+  await tx.run(
+    `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      checkpoint.id,
+      checkpoint.tenant_id,
+      checkpoint.user_id,
+      checkpoint.run_id,
+      checkpoint.session_id,
+      checkpoint.task_id,
+      checkpoint.step,
+      checkpoint.parent_id,
+      checkpoint.label,
+      JSON.stringify(manifest),
+      toJson(checkpoint.metadata),
+      checkpoint.created_at,
+    ],
+  );
+  return checkpoint;
+}
+
+/** Every blob that the given hashes need, following `base` links, of one (tenant, user, run). */
+export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string, string], hashes: string[]) {
+  const blobs = new Map<string, BlobRow>();
+  if (hashes.length === 0) return blobs;
+  const marks = hashes.map(() => '?').join(', ');
+  const rows = await q.all(
+    `WITH RECURSIVE chain(hash) AS (
+      SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
+      UNION
+      SELECT b.base FROM checkpoint_blobs b JOIN chain c ON b.hash = c.hash
+        WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.base IS NOT NULL)
+    SELECT hash, base, data FROM checkpoint_blobs
+      WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (SELECT hash FROM chain)`,
+    [...owner, ...hashes, ...owner, ...owner],
+  );
+  for (const row of rows) {
+    const hash = String(row.hash);
+    blobs.set(hash, { hash, base: row.base === null ? null : String(row.base), data: String(row.data) });
+  }
+  return blobs;
+}
+
+/** Rebuilds the checkpoints of `rows` (one read: one decoder per owner, each blob parsed once). */
+export async function decodeCheckpoints(q: SqlExecutor, rows: SqlRow[]): Promise<Checkpoint[]> {
+  const decoders = new Map<string, ChannelDecoder>();
+  const manifests = rows.map((row) => JSON.parse(String(row.manifest)) as Manifest);
+  const owners = new Map<string, { owner: [string, string, string]; hashes: Set<string> }>();
+  rows.forEach((row, i) => {
+    const owner: [string, string, string] = [String(row.tenant_id), String(row.user_id), String(row.run_id)];
+    const key = JSON.stringify(owner);
+    const group = owners.get(key) ?? { owner, hashes: new Set<string>() };
+    for (const hash of manifestHashes(manifests[i] as Manifest)) group.hashes.add(hash);
+    owners.set(key, group);
+  });
+  for (const [key, group] of owners) {
+    decoders.set(key, new ChannelDecoder(await chainBlobs(q, group.owner, [...group.hashes])));
+  }
+  return rows.map((row, i) => {
+    const key = JSON.stringify([String(row.tenant_id), String(row.user_id), String(row.run_id)]);
+    const decoder = decoders.get(key) as ChannelDecoder;
+    return {
+      id: String(row.id),
+      tenant_id: String(row.tenant_id),
+      user_id: String(row.user_id),
+      run_id: String(row.run_id),
+      session_id: row.session_id === null ? null : String(row.session_id),
+      task_id: row.task_id === null ? null : String(row.task_id),
+      step: Number(row.step),
+      parent_id: row.parent_id === null ? null : String(row.parent_id),
+      label: String(row.label),
+      channels: decoder.decode(manifests[i] as Manifest) as JsonObject,
+      metadata: JSON.parse(String(row.metadata)) as JsonObject,
+      created_at: String(row.created_at),
+    };
+  });
+}

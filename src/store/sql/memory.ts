@@ -1,0 +1,125 @@
+/** Long-term memory items: per user and namespace, ordered by key, with an optional TTL. */
+import type { JsonValue } from '../../core/json.js';
+import type { MemoryItem } from '../../core/model.js';
+import type { MemoryQuery, NewMemory, Page, Scope } from '../types.js';
+import { isoAfter, nowIso, type SqlContext } from './context.js';
+import type { SqlExecutor, SqlParam } from './executor.js';
+import { keyCursor, pageLimit, toPage } from './paging.js';
+import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
+
+export interface CheckedMemory {
+  readonly namespace: string;
+  readonly key: string;
+  readonly value: JsonValue;
+  readonly ttl_seconds: number | null;
+}
+
+export function checkNewMemory(ctx: SqlContext, input: NewMemory): CheckedMemory {
+  const { v } = ctx;
+  v.record(input, 'memory');
+  const namespace = v.name(input.namespace, 'memory.namespace');
+  const key = v.name(input.key, 'memory.key');
+  if (!('value' in input)) v.fail('memory.value is required (use null for none)');
+  return {
+    namespace,
+    key,
+    value: v.json(input.value, 'memory.value'),
+    ttl_seconds:
+      input.ttl_seconds === undefined || input.ttl_seconds === null
+        ? null
+        : v.positiveInt(input.ttl_seconds, 'memory.ttl_seconds'),
+  };
+}
+
+export async function upsertMemory(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedMemory) {
+  const now = nowIso(ctx);
+  const previous = await selectMemory(ctx, tx, scope, input.namespace, input.key);
+  const item: MemoryItem = {
+    tenant_id: scope.tenant_id,
+    user_id: scope.user_id,
+    namespace: input.namespace,
+    key: input.key,
+    value: input.value,
+    created_at: previous?.created_at ?? now,
+    updated_at: now,
+    expires_at: input.ttl_seconds === null ? null : isoAfter(ctx, input.ttl_seconds * 1000),
+  };
+  await tx.run(
+    `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (tenant_id, user_id, namespace, key) DO UPDATE SET value = excluded.value,
+      created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+    [
+      item.tenant_id,
+      item.user_id,
+      item.namespace,
+      item.key,
+      toJson(item.value),
+      item.created_at,
+      item.updated_at,
+      item.expires_at,
+    ],
+  );
+  return item;
+}
+
+const LIVE = '(expires_at IS NULL OR expires_at > ?)';
+
+export async function selectMemory(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: Scope,
+  namespace: string,
+  key: string,
+) {
+  const row = await q.get(
+    `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ? AND ${LIVE}`,
+    [scope.tenant_id, scope.user_id, namespace, key, nowIso(ctx)],
+  );
+  return row === undefined ? null : toMemory(row);
+}
+
+export async function deleteMemoryRow(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: Scope,
+  namespace: string,
+  key: string,
+) {
+  const visible = await selectMemory(ctx, tx, scope, namespace, key);
+  await tx.run('DELETE FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?', [
+    scope.tenant_id,
+    scope.user_id,
+    namespace,
+    key,
+  ]);
+  return visible !== null;
+}
+
+export async function listMemoryRows(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: Scope,
+  namespace: string,
+  query: MemoryQuery,
+) {
+  const { v } = ctx;
+  v.record(query, 'query');
+  const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix');
+  const limit = pageLimit(ctx, query);
+  const cursor = keyCursor(ctx, query.cursor);
+  const conditions = ['tenant_id = ?', 'user_id = ?', 'namespace = ?', LIVE];
+  const params: SqlParam[] = [scope.tenant_id, scope.user_id, namespace, nowIso(ctx)];
+  if (prefix !== '') {
+    conditions.push('substr(key, 1, ?) = ?');
+    params.push([...prefix].length, prefix);
+  }
+  if (cursor !== null) {
+    conditions.push('key > ?');
+    params.push(cursor);
+  }
+  const rows = await q.all(
+    `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key LIMIT ?`,
+    [...params, limit + 1],
+  );
+  return toPage(rows, limit, toMemory, 'key') as Page<MemoryItem>;
+}

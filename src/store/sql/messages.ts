@@ -1,0 +1,169 @@
+/**
+ * Messages: a gap-free seq per session, kept as `message_count` on the session row and advanced by the
+ * same transaction that inserts the messages (the row update serializes concurrent appenders, also across
+ * processes). Appending renews the session's TTL, not its version.
+ */
+import { newId } from '../../core/ids.js';
+import { MESSAGE_ROLES, type Message, type ToolCall } from '../../core/model.js';
+import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
+import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import type { SqlExecutor } from './executor.js';
+import { MESSAGE_COLUMNS, toJson, toMessage } from './rows.js';
+
+export const MAX_MESSAGE_LIMIT = 1000;
+
+export type CheckedMessage = Omit<
+  Message,
+  'id' | 'tenant_id' | 'user_id' | 'session_id' | 'seq' | 'created_at'
+>;
+
+function checkToolCalls(ctx: SqlContext, value: unknown, path: string): ToolCall[] | null {
+  const { v } = ctx;
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) v.fail(`${path} must be an array or null`);
+  return (value as unknown[]).map((call: unknown, i) => {
+    v.record(call, `${path}[${i}]`);
+    const { id, name, arguments: args } = call as ToolCall;
+    return {
+      id: v.name(id, `${path}[${i}].id`),
+      name: v.name(name, `${path}[${i}].name`),
+      arguments: v.json(args, `${path}[${i}].arguments`),
+    };
+  });
+}
+
+export function checkMessages(ctx: SqlContext, items: readonly NewMessage[], path: string): CheckedMessage[] {
+  const { v } = ctx;
+  if (!Array.isArray(items)) v.fail(`${path} must be an array of messages`);
+  return items.map((item: NewMessage, i) => {
+    const at = `${path}[${i}]`;
+    v.record(item, at);
+    return {
+      role: v.oneOf(item.role, MESSAGE_ROLES, `${at}.role`),
+      content: v.text(item.content, `${at}.content`),
+      name: item.name === undefined || item.name === null ? null : v.name(item.name, `${at}.name`),
+      tool_calls: checkToolCalls(ctx, item.tool_calls, `${at}.tool_calls`),
+      tool_call_id:
+        item.tool_call_id === undefined || item.tool_call_id === null
+          ? null
+          : v.name(item.tool_call_id, `${at}.tool_call_id`),
+      metadata: item.metadata === undefined ? {} : v.jsonObject(item.metadata, `${at}.metadata`),
+    };
+  });
+}
+
+/** Appends checked messages to a visible session and renews its TTL; not_found when missing or expired. */
+export async function appendChecked(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: ReadScope,
+  session_id: string,
+  items: readonly CheckedMessage[],
+): Promise<Message[]> {
+  const where = scopeWhere(scope);
+  const now = nowIso(ctx);
+  if (items.length === 0) {
+    const live = await tx.get(
+      `SELECT 1 AS one FROM sessions WHERE id = ? AND ${where.sql} AND expires_at > ?`,
+      [session_id, ...where.params, now],
+    );
+    if (live === undefined) throw notFound(ctx, 'session', session_id);
+    return [];
+  }
+  const rows = await tx.all(
+    `UPDATE sessions SET message_count = message_count + ?, last_activity_at = ?
+      WHERE id = ? AND ${where.sql} AND expires_at > ? RETURNING message_count, ttl_seconds, user_id`,
+    [items.length, now, session_id, ...where.params, now],
+  );
+  const row = rows[0];
+  if (row === undefined) throw notFound(ctx, 'session', session_id);
+  await tx.run('UPDATE sessions SET expires_at = ? WHERE id = ?', [
+    isoAfter(ctx, Number(row.ttl_seconds) * 1000),
+    session_id,
+  ]);
+  const first = Number(row.message_count) - items.length + 1;
+  const out: Message[] = [];
+  for (const [i, item] of items.entries()) {
+    const message: Message = {
+      id: newId('message', ctx.random),
+      tenant_id: scope.tenant_id,
+      user_id: String(row.user_id),
+      session_id,
+      seq: first + i,
+      ...item,
+      created_at: now,
+    };
+    await tx.run(`INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      message.id,
+      message.tenant_id,
+      message.user_id,
+      message.session_id,
+      message.seq,
+      message.role,
+      message.content,
+      message.name,
+      message.tool_calls === null ? null : toJson(message.tool_calls),
+      message.tool_call_id,
+      toJson(message.metadata),
+      message.created_at,
+    ]);
+    out.push(message);
+  }
+  return out;
+}
+
+/** Messages of a visible session only: the join makes scope and expiry part of the query. */
+function visibleFrom(scope: ReadScope) {
+  const where = scopeWhere(scope, 's.');
+  return {
+    sql: `FROM messages m JOIN sessions s ON s.id = m.session_id AND s.tenant_id = m.tenant_id
+      WHERE m.tenant_id = ? AND m.session_id = ? AND ${where.sql} AND s.expires_at > ?`,
+    params: where.params,
+  };
+}
+
+const COLUMNS = MESSAGE_COLUMNS.split(', ')
+  .map((column) => `m.${column}`)
+  .join(', ');
+
+export async function selectMessages(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: ReadScope,
+  session_id: string,
+  query: MessageQuery,
+) {
+  const { v } = ctx;
+  v.record(query, 'query');
+  const after = query.after_seq === undefined ? 0 : v.nonNegativeInt(query.after_seq, 'after_seq');
+  const limit = v.limit(query.limit, 'limit', 100, MAX_MESSAGE_LIMIT);
+  const from = visibleFrom(scope);
+  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} AND m.seq > ? ORDER BY m.seq LIMIT ?`, [
+    scope.tenant_id,
+    session_id,
+    ...from.params,
+    nowIso(ctx),
+    after,
+    limit,
+  ]);
+  return rows.map(toMessage);
+}
+
+export async function selectLastMessages(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: ReadScope,
+  id: string,
+  n: number,
+) {
+  const count = ctx.v.limit(n, 'n', 1, MAX_MESSAGE_LIMIT);
+  const from = visibleFrom(scope);
+  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} ORDER BY m.seq DESC LIMIT ?`, [
+    scope.tenant_id,
+    id,
+    ...from.params,
+    nowIso(ctx),
+    count,
+  ]);
+  return rows.map(toMessage).reverse();
+}

@@ -1,0 +1,76 @@
+/**
+ * The schema as a versioned list of migrations, shared by SQLite and PostgreSQL. JSON values are kept as
+ * JSON text (PostgreSQL's jsonb refuses the \u0000 character inside strings; text keeps every plain-JSON
+ * value byte for byte; audit queries can still cast a column with `::jsonb`). Timestamps are ISO-8601 UTC
+ * text, which sorts and compares in time order. Every list query has an index leading with its scope.
+ */
+import type { SqlDialect } from './executor.js';
+
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: (dialect: SqlDialect) => string[];
+}
+
+const v1 = (d: SqlDialect): string[] => [
+  `CREATE TABLE sessions (
+    ord ${d.serialKey}, id TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, agent TEXT, status TEXT NOT NULL,
+    context TEXT NOT NULL, version INTEGER NOT NULL, ttl_seconds INTEGER NOT NULL, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, last_activity_at TEXT NOT NULL, expires_at TEXT NOT NULL, ended_at TEXT,
+    message_count INTEGER NOT NULL DEFAULT 0)`,
+  'CREATE INDEX sessions_by_user ON sessions (tenant_id, user_id, ord)',
+  'CREATE INDEX sessions_by_tenant ON sessions (tenant_id, ord)',
+  'CREATE INDEX sessions_by_expiry ON sessions (expires_at)',
+  `CREATE TABLE messages (
+    tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, seq INTEGER NOT NULL, id TEXT NOT NULL,
+    user_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, name TEXT, tool_calls TEXT,
+    tool_call_id TEXT, metadata TEXT NOT NULL, created_at TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, session_id, seq))`,
+  `CREATE TABLE tasks (
+    ord ${d.serialKey}, id TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT, type TEXT NOT NULL,
+    state TEXT NOT NULL, slots TEXT NOT NULL, status_line TEXT NOT NULL, data TEXT NOT NULL,
+    version INTEGER NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, closed_at TEXT)`,
+  'CREATE INDEX tasks_by_user ON tasks (tenant_id, user_id, ord)',
+  'CREATE INDEX tasks_by_tenant ON tasks (tenant_id, ord)',
+  'CREATE INDEX tasks_by_session ON tasks (tenant_id, session_id, ord)',
+  `CREATE TABLE task_events (
+    id TEXT PRIMARY KEY, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, task_id TEXT NOT NULL,
+    from_state TEXT, to_state TEXT NOT NULL, cause TEXT NOT NULL, task_version INTEGER NOT NULL,
+    at TEXT NOT NULL)`,
+  'CREATE INDEX task_events_by_task ON task_events (tenant_id, task_id, task_version)',
+  `CREATE TABLE actions (
+    ord ${d.serialKey}, id TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, task_id TEXT NOT NULL,
+    session_id TEXT, type TEXT NOT NULL, tool TEXT, params TEXT NOT NULL, idempotency_key TEXT NOT NULL,
+    status TEXT NOT NULL, result TEXT, error TEXT, attempts INTEGER NOT NULL, note TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, completed_at TEXT)`,
+  'CREATE UNIQUE INDEX actions_by_key ON actions (tenant_id, user_id, idempotency_key)',
+  'CREATE INDEX actions_by_user ON actions (tenant_id, user_id, ord)',
+  'CREATE INDEX actions_by_tenant ON actions (tenant_id, ord)',
+  'CREATE INDEX actions_by_task ON actions (tenant_id, task_id, ord)',
+  `CREATE TABLE checkpoints (
+    ord ${d.serialKey}, id TEXT NOT NULL UNIQUE, tenant_id TEXT NOT NULL, user_id TEXT NOT NULL,
+    run_id TEXT NOT NULL, session_id TEXT, task_id TEXT, step INTEGER NOT NULL, parent_id TEXT,
+    label TEXT NOT NULL, manifest TEXT NOT NULL, metadata TEXT NOT NULL, created_at TEXT NOT NULL)`,
+  'CREATE INDEX checkpoints_by_run ON checkpoints (tenant_id, user_id, run_id, ord)',
+  'CREATE INDEX checkpoints_by_tenant_run ON checkpoints (tenant_id, run_id, ord)',
+  `CREATE TABLE checkpoint_blobs (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, run_id TEXT NOT NULL, hash TEXT NOT NULL, base TEXT,
+    data TEXT NOT NULL, PRIMARY KEY (tenant_id, user_id, run_id, hash))`,
+  `CREATE TABLE memory (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, namespace TEXT NOT NULL, key TEXT NOT NULL,
+    value TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, expires_at TEXT,
+    PRIMARY KEY (tenant_id, user_id, namespace, key))`,
+  'CREATE INDEX memory_by_expiry ON memory (expires_at)',
+  `CREATE TABLE leases (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, name TEXT NOT NULL, owner TEXT NOT NULL,
+    expires_at TEXT NOT NULL, PRIMARY KEY (tenant_id, user_id, name))`,
+  'CREATE INDEX leases_by_expiry ON leases (expires_at)',
+  `CREATE TABLE request_keys (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, key TEXT NOT NULL, request_hash TEXT NOT NULL,
+    state TEXT NOT NULL, response TEXT, ttl_seconds INTEGER NOT NULL, expires_at TEXT NOT NULL,
+    PRIMARY KEY (tenant_id, user_id, key))`,
+  'CREATE INDEX request_keys_by_expiry ON request_keys (expires_at)',
+];
+
+/** Append only: a released migration is never edited; a change is a new version. */
+export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial schema', statements: v1 }];

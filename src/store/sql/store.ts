@@ -1,0 +1,431 @@
+/**
+ * The StateStore over any SqlDriver: checks input first, runs the shared SQL in a write transaction, a
+ * consistent snapshot or a single statement, and maps driver failures to `store_unavailable`. The SQL
+ * lives in the sibling files, written once for SQLite and PostgreSQL.
+ */
+import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
+import type { IdKind } from '../../core/ids.js';
+import type { Checkpoint } from '../../core/model.js';
+import * as t from '../types.js';
+import * as a from './actions.js';
+import { pruneCheckpointRows } from './checkpoint-prune.js';
+import { listCheckpointPage, readCheckpoint } from './checkpoint-reads.js';
+import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
+import type { SqlContext } from './context.js';
+import * as co from './coordination.js';
+import type { SqlDriver, SqlExecutor } from './executor.js';
+import * as me from './memory.js';
+import * as m from './messages.js';
+import * as s from './sessions.js';
+import * as k from './tasks.js';
+import { checkBatch, writeTurn } from './turn.js';
+import { Checks } from './validate.js';
+
+/** Largest number of sessions one sweep may remove. */
+export const MAX_SWEEP_LIMIT = 100_000;
+const SWEEP_BATCH = 500;
+
+type Mode = 'write' | 'read' | 'snapshot';
+
+export class SqlStore implements t.StateStore {
+  readonly capabilities: t.StoreCapabilities = { multiProcess: true, durable: true };
+  private readonly ctx: SqlContext;
+  private readonly v: Checks;
+  private closed = false;
+
+  constructor(
+    readonly adapter: string,
+    private readonly driver: SqlDriver,
+    options: t.StoreOptions,
+    private readonly onClose: () => Promise<void> = () => driver.close(),
+  ) {
+    this.v = new Checks(adapter);
+    this.ctx = {
+      adapter,
+      v: this.v,
+      clock: options.clock ?? systemClock,
+      random: options.random ?? cryptoRandom,
+      defaultSessionTtlSeconds:
+        options.defaultSessionTtlSeconds === undefined
+          ? t.DEFAULT_SESSION_TTL_SECONDS
+          : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
+    };
+  }
+
+  /** Checks first (nothing is sent to the database when they fail), then runs `work` in `mode`. */
+  private async do<C, T>(
+    mode: Mode,
+    check: () => C,
+    work: (q: SqlExecutor, checked: C) => Promise<T>,
+  ): Promise<T> {
+    if (this.closed) throw closedError(this.adapter);
+    const checked = check();
+    try {
+      if (mode === 'read') return await work(this.driver.query, checked);
+      if (mode === 'snapshot') return await this.driver.snapshot((q) => work(q, checked));
+      return await this.driver.transaction((tx) => work(tx, checked));
+    } catch (error) {
+      if (error instanceof AgentStateError) throw error;
+      if (this.closed) throw closedError(this.adapter);
+      if (this.driver.isUniqueViolation(error)) {
+        throw new AgentStateError('conflict', `[${this.adapter}] a record with this id already exists`, {
+          cause: error,
+        });
+      }
+      throw storeUnavailable(this.adapter, error);
+    }
+  }
+  private read<T>(
+    scope: t.ReadScope,
+    id: [unknown, IdKind, string] | null,
+    work: (q: SqlExecutor) => Promise<T>,
+  ) {
+    return this.do(
+      'read',
+      () => {
+        this.v.readScope(scope);
+        if (id !== null) this.v.id(...id);
+      },
+      work,
+    );
+  }
+  private write<T>(
+    scope: t.ReadScope,
+    id: [unknown, IdKind, string] | null,
+    work: (q: SqlExecutor) => Promise<T>,
+  ) {
+    return this.do(
+      'write',
+      () => {
+        this.v.readScope(scope);
+        if (id !== null) this.v.id(...id);
+      },
+      work,
+    );
+  }
+
+  // sessions
+  createSession(scope: t.Scope, input: t.NewSession) {
+    const check = () => {
+      this.v.scope(scope);
+      return s.checkNewSession(this.ctx, input);
+    };
+    return this.do('write', check, (tx, c) => s.insertSession(this.ctx, tx, scope, c));
+  }
+  getSession(scope: t.ReadScope, id: string) {
+    return this.read(scope, [id, 'session', 'session id'], (q) => s.selectSession(this.ctx, q, scope, id));
+  }
+  listSessions(scope: t.ReadScope, query: t.SessionQuery = {}) {
+    return this.read(scope, null, (q) => s.listSessionRows(this.ctx, q, scope, query));
+  }
+  updateSession(scope: t.ReadScope, id: string, expected: number, patch: t.SessionPatch) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.id(id, 'session', 'session id');
+      this.v.positiveInt(expected, 'expected_version');
+      return s.checkSessionPatch(this.ctx, patch, 'patch');
+    };
+    return this.do('write', check, (tx, c) => s.applySessionPatch(this.ctx, tx, scope, id, expected, c));
+  }
+  touchSession(scope: t.ReadScope, id: string) {
+    return this.write(scope, [id, 'session', 'session id'], (tx) =>
+      s.touchSessionRow(this.ctx, tx, scope, id),
+    );
+  }
+  endSession(scope: t.ReadScope, id: string) {
+    return this.write(scope, [id, 'session', 'session id'], (tx) => s.endSessionRow(this.ctx, tx, scope, id));
+  }
+  deleteSession(scope: t.ReadScope, id: string) {
+    return this.write(scope, [id, 'session', 'session id'], (tx) =>
+      s.deleteSessionRows(this.ctx, tx, scope, id),
+    );
+  }
+
+  // messages
+  appendMessages(scope: t.ReadScope, session_id: string, messages: readonly t.NewMessage[]) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.id(session_id, 'session', 'session id');
+      return m.checkMessages(this.ctx, messages, 'messages');
+    };
+    return this.do('write', check, (tx, c) => m.appendChecked(this.ctx, tx, scope, session_id, c));
+  }
+  listMessages(scope: t.ReadScope, session_id: string, query: t.MessageQuery = {}) {
+    const id: [string, IdKind, string] = [session_id, 'session', 'session id'];
+    return this.read(scope, id, (q) => m.selectMessages(this.ctx, q, scope, session_id, query));
+  }
+  lastMessages(scope: t.ReadScope, session_id: string, n: number) {
+    const id: [string, IdKind, string] = [session_id, 'session', 'session id'];
+    return this.read(scope, id, (q) => m.selectLastMessages(this.ctx, q, scope, session_id, n));
+  }
+
+  // tasks
+  createTask(scope: t.Scope, input: t.NewTask) {
+    const check = () => {
+      this.v.scope(scope);
+      return k.checkNewTask(this.ctx, input, 'task');
+    };
+    return this.do('write', check, (tx, c) => k.insertTask(this.ctx, tx, scope, c));
+  }
+  getTask(scope: t.ReadScope, id: string) {
+    return this.read(scope, [id, 'task', 'task id'], (q) => k.selectTask(q, scope, id));
+  }
+  listTasks(scope: t.ReadScope, query: t.TaskQuery = {}) {
+    return this.read(scope, null, (q) => k.listTaskRows(this.ctx, q, scope, query));
+  }
+  updateTask(scope: t.ReadScope, id: string, expected: number, patch: t.TaskPatch) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.id(id, 'task', 'task id');
+      this.v.positiveInt(expected, 'expected_version');
+      return k.checkTaskPatch(this.ctx, patch, 'patch');
+    };
+    return this.do('write', check, (tx, c) => k.applyTaskPatch(this.ctx, tx, scope, id, expected, c));
+  }
+  listTaskEvents(scope: t.ReadScope, task_id: string) {
+    return this.read(scope, [task_id, 'task', 'task id'], (q) => k.selectTaskEvents(q, scope, task_id));
+  }
+
+  // actions
+  beginAction(scope: t.Scope, input: t.NewAction) {
+    const check = () => {
+      this.v.scope(scope);
+      return a.checkNewAction(this.ctx, input, 'action');
+    };
+    return this.do('write', check, (tx, c) => a.begin(this.ctx, tx, scope, c));
+  }
+  getAction(scope: t.ReadScope, id: string) {
+    return this.read(scope, [id, 'action', 'action id'], (q) => a.selectAction(q, scope, id));
+  }
+  getActionByKey(scope: t.Scope, key: string) {
+    const check = () => {
+      this.v.scope(scope);
+      return this.v.name(key, 'idempotency_key');
+    };
+    return this.do('read', check, (q) => a.selectActionByKey(q, scope, key));
+  }
+  completeAction(scope: t.ReadScope, id: string, completion: t.ActionCompletion) {
+    return this.changeAction(scope, id, () => {
+      const done = a.checkCompletion(this.ctx, completion, 'completion');
+      return { to: done.status, from: ['PENDING'], change: { result: done.result, error: done.error } };
+    });
+  }
+  markActionUnknown(scope: t.ReadScope, id: string, note: string) {
+    return this.changeAction(scope, id, () => ({
+      to: 'UNKNOWN',
+      from: ['PENDING'],
+      change: { note: this.v.name(note, 'note') },
+    }));
+  }
+  resolveAction(scope: t.ReadScope, id: string, resolution: t.ActionResolution) {
+    return this.changeAction(scope, id, () => {
+      const done = a.checkCompletion(this.ctx, resolution, 'resolution');
+      const note = this.v.name(resolution.note, 'resolution.note');
+      return {
+        to: done.status,
+        from: ['PENDING', 'UNKNOWN'],
+        change: { result: done.result, error: done.error, note },
+      };
+    });
+  }
+  recordAttempt(scope: t.ReadScope, id: string) {
+    return this.changeAction(scope, id, () => ({
+      to: 'PENDING',
+      from: ['PENDING'],
+      change: { attempts: 1 },
+    }));
+  }
+  private changeAction(
+    scope: t.ReadScope,
+    id: string,
+    plan: () => {
+      to: t.ActionCompletion['status'] | 'UNKNOWN' | 'PENDING';
+      from: string[];
+      change: a.ActionChange;
+    },
+  ) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.id(id, 'action', 'action id');
+      return plan();
+    };
+    return this.do('write', check, (tx, p) =>
+      a.transition(this.ctx, tx, scope, id, p.to, p.from as ('PENDING' | 'UNKNOWN')[], p.change),
+    );
+  }
+  listActions(scope: t.ReadScope, query: t.ActionQuery = {}) {
+    return this.read(scope, null, (q) => a.listActionRows(this.ctx, q, scope, query));
+  }
+
+  // checkpoints
+  putCheckpoint(scope: t.Scope, input: t.NewCheckpoint) {
+    const check = () => {
+      this.v.scope(scope);
+      return checkNewCheckpoint(this.ctx, input, 'checkpoint');
+    };
+    return this.do('write', check, (tx, c) => insertCheckpoint(this.ctx, tx, scope, c));
+  }
+  getCheckpoint(scope: t.ReadScope, id: string) {
+    const check = () => {
+      this.v.readScope(scope);
+      return this.v.id(id, 'checkpoint', 'checkpoint id');
+    };
+    return this.do('snapshot', check, (q) => readCheckpoint(q, scope, { id }));
+  }
+  latestCheckpoint(scope: t.ReadScope, run_id: string) {
+    const check = () => {
+      this.v.readScope(scope);
+      return this.v.name(run_id, 'run_id');
+    };
+    return this.do('snapshot', check, (q) => readCheckpoint(q, scope, { run_id }));
+  }
+  listCheckpoints(
+    scope: t.ReadScope,
+    run_id: string,
+    query: t.CheckpointQuery = {},
+  ): Promise<t.Page<Checkpoint>> {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.name(run_id, 'run_id');
+      this.v.record(query, 'query');
+      const limit = this.v.limit(query.limit, 'limit', 20, t.MAX_PAGE_LIMIT);
+      const before =
+        query.before === undefined || query.before === null
+          ? null
+          : this.v.id(query.before, 'checkpoint', 'before');
+      return { limit, before };
+    };
+    return this.do('snapshot', check, (q, c) => listCheckpointPage(q, scope, run_id, c.limit, c.before));
+  }
+  pruneCheckpoints(scope: t.ReadScope, run_id: string, keep: number) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.name(run_id, 'run_id');
+      return this.v.nonNegativeInt(keep, 'keep');
+    };
+    return this.do('write', check, (tx) => pruneCheckpointRows(tx, scope, run_id, keep));
+  }
+
+  // long-term memory
+  putMemory(scope: t.Scope, input: t.NewMemory) {
+    const check = () => {
+      this.v.scope(scope);
+      return me.checkNewMemory(this.ctx, input);
+    };
+    return this.do('write', check, (tx, c) => me.upsertMemory(this.ctx, tx, scope, c));
+  }
+  private memoryKey(scope: t.Scope, namespace: string, key: string) {
+    return () => {
+      this.v.scope(scope);
+      this.v.name(namespace, 'namespace');
+      this.v.name(key, 'key');
+    };
+  }
+  getMemory(scope: t.Scope, namespace: string, key: string) {
+    return this.do('read', this.memoryKey(scope, namespace, key), (q) =>
+      me.selectMemory(this.ctx, q, scope, namespace, key),
+    );
+  }
+  deleteMemory(scope: t.Scope, namespace: string, key: string) {
+    const work = (tx: SqlExecutor) => me.deleteMemoryRow(this.ctx, tx, scope, namespace, key);
+    return this.do('write', this.memoryKey(scope, namespace, key), work);
+  }
+  listMemory(scope: t.Scope, namespace: string, query: t.MemoryQuery = {}) {
+    const check = () => {
+      this.v.scope(scope);
+      return this.v.name(namespace, 'namespace');
+    };
+    return this.do('read', check, (q) => me.listMemoryRows(this.ctx, q, scope, namespace, query));
+  }
+
+  // one turn, atomically
+  commitTurn(scope: t.Scope, batch: t.TurnBatch) {
+    const check = () => {
+      this.v.scope(scope);
+      return checkBatch(this.ctx, batch);
+    };
+    return this.do('write', check, (tx, b) => writeTurn(this.ctx, tx, scope, b));
+  }
+
+  // leases and request keys
+  acquireLease(scope: t.Scope, name: string, owner: string, ttl_ms: number) {
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(name, 'lease name');
+      this.v.name(owner, 'owner');
+      this.v.positiveInt(ttl_ms, 'ttl_ms');
+    };
+    return this.do('read', check, (q) => co.acquireLeaseRow(this.ctx, q, scope, name, owner, ttl_ms));
+  }
+  releaseLease(scope: t.Scope, name: string, owner: string) {
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(name, 'lease name');
+      return this.v.name(owner, 'owner');
+    };
+    return this.do('read', check, (q) => co.releaseLeaseRow(this.ctx, q, scope, name, owner));
+  }
+  claimRequestKey(scope: t.Scope, key: string, hash: string, ttl_seconds: number) {
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(key, 'request key');
+      this.v.name(hash, 'request_hash');
+      this.v.positiveInt(ttl_seconds, 'ttl_seconds');
+    };
+    return this.do('read', check, (q) => co.claimRequestKeyRow(this.ctx, q, scope, key, hash, ttl_seconds));
+  }
+  completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse) {
+    const check = (): t.StoredResponse => {
+      this.v.scope(scope);
+      this.v.name(key, 'request key');
+      this.v.record(response, 'response');
+      const status = response.status;
+      if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
+        this.v.fail(`response.status must be an HTTP status from 100 to 599, got ${String(status)}`);
+      }
+      return { status, body: this.v.json(response.body, 'response.body') };
+    };
+    return this.do('write', check, (tx, r) => co.completeRequestKeyRow(this.ctx, tx, scope, key, r));
+  }
+  releaseRequestKey(scope: t.Scope, key: string) {
+    const check = () => {
+      this.v.scope(scope);
+      return this.v.name(key, 'request key');
+    };
+    return this.do('read', check, (q) => co.releaseRequestKeyRow(q, scope, key));
+  }
+
+  // expiry: batches of SWEEP_BATCH sessions, each in its own short transaction
+  async sweepExpired(limit: number): Promise<number> {
+    const check = () => {
+      const max = this.v.positiveInt(limit, 'limit');
+      if (max > MAX_SWEEP_LIMIT) this.v.fail(`limit must be at most ${MAX_SWEEP_LIMIT}, got ${max}`);
+      return max;
+    };
+    const claim = this.driver.dialect.claimRows;
+    let removed = 0;
+    for (;;) {
+      const batch = Math.min(SWEEP_BATCH, limit - removed);
+      const done = await this.do('write', check, (tx) => s.sweepSessions(this.ctx, tx, batch, claim));
+      removed += done;
+      if (done < batch || removed >= limit) break;
+    }
+    await this.do('write', check, (tx) => s.sweepOthers(this.ctx, tx));
+    return removed;
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closed) throw closedError(this.adapter);
+    try {
+      return await this.driver.ping();
+    } catch {
+      return false;
+    }
+  }
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.onClose();
+  }
+}

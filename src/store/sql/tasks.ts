@@ -1,0 +1,236 @@
+/** Tasks: explicit state machines with versions; every change of state writes a TaskEvent. */
+import { versionConflict } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { JsonObject } from '../../core/json.js';
+import {
+  canTransition,
+  FINAL_TASK_STATES,
+  TASK_STATES,
+  type Task,
+  type TaskState,
+} from '../../core/model.js';
+import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
+import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import type { SqlExecutor, SqlParam } from './executor.js';
+import { ordCursor, pageLimit, toPage } from './paging.js';
+import { EVENT_COLUMNS, TASK_COLUMNS, toJson, toTask, toTaskEvent } from './rows.js';
+
+export interface CheckedNewTask {
+  readonly id: string | null;
+  readonly session_id: string | null;
+  readonly type: string;
+  readonly state: TaskState;
+  readonly slots: JsonObject;
+  readonly status_line: string;
+  readonly data: JsonObject;
+}
+
+export function checkNewTask(ctx: SqlContext, input: NewTask, path: string): CheckedNewTask {
+  const { v } = ctx;
+  v.record(input, path);
+  return {
+    id: v.optionalId(input.id, 'task', `${path}.id`),
+    session_id: v.optionalId(input.session_id, 'session', `${path}.session_id`),
+    type: v.name(input.type, `${path}.type`),
+    state: input.state === undefined ? 'INIT' : v.oneOf(input.state, TASK_STATES, `${path}.state`),
+    slots: input.slots === undefined ? {} : v.jsonObject(input.slots, 'task.slots'),
+    status_line: input.status_line === undefined ? '' : v.text(input.status_line, `${path}.status_line`),
+    data: input.data === undefined ? {} : v.jsonObject(input.data, 'task.data'),
+  };
+}
+
+export type CheckedTaskPatch = Omit<TaskPatch, 'cause'> & { readonly cause: string };
+
+export function checkTaskPatch(ctx: SqlContext, patch: TaskPatch, path: string): CheckedTaskPatch {
+  const { v } = ctx;
+  v.record(patch, path);
+  const out: { -readonly [K in keyof CheckedTaskPatch]?: CheckedTaskPatch[K] } = {
+    cause: patch.cause === undefined ? 'update' : v.name(patch.cause, `${path}.cause`),
+  };
+  if (patch.state !== undefined) out.state = v.oneOf(patch.state, TASK_STATES, `${path}.state`);
+  if (patch.slots !== undefined) out.slots = v.jsonObject(patch.slots, 'task.slots');
+  if (patch.data !== undefined) out.data = v.jsonObject(patch.data, 'task.data');
+  if (patch.status_line !== undefined) out.status_line = v.text(patch.status_line, `${path}.status_line`);
+  if (patch.session_id !== undefined) {
+    out.session_id = v.optionalId(patch.session_id, 'session', `${path}.session_id`);
+  }
+  return out as CheckedTaskPatch;
+}
+
+const isFinal = (state: TaskState) => FINAL_TASK_STATES.includes(state);
+
+async function writeEvent(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  task: Task,
+  from: TaskState | null,
+  cause: string,
+) {
+  await tx.run(`INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    newId('event', ctx.random),
+    task.tenant_id,
+    task.user_id,
+    task.id,
+    from,
+    task.state,
+    cause,
+    task.version,
+    nowIso(ctx),
+  ]);
+}
+
+export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewTask) {
+  const now = nowIso(ctx);
+  const task: Task = {
+    id: input.id ?? newId('task', ctx.random),
+    tenant_id: scope.tenant_id,
+    user_id: scope.user_id,
+    session_id: input.session_id,
+    type: input.type,
+    state: input.state,
+    slots: input.slots,
+    status_line: input.status_line,
+    data: input.data,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    closed_at: isFinal(input.state) ? now : null,
+  };
+  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM tasks WHERE id = ?', [input.id]))) {
+    throw conflict(ctx, 'task', input.id);
+  }
+  await tx.run(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    task.id,
+    task.tenant_id,
+    task.user_id,
+    task.session_id,
+    task.type,
+    task.state,
+    toJson(task.slots),
+    task.status_line,
+    toJson(task.data),
+    task.version,
+    task.created_at,
+    task.updated_at,
+    task.closed_at,
+  ]);
+  await writeEvent(ctx, tx, task, null, 'created');
+  return task;
+}
+
+export async function selectTask(q: SqlExecutor, scope: ReadScope, id: string): Promise<Task | null> {
+  const where = scopeWhere(scope);
+  const row = await q.get(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND ${where.sql}`, [
+    id,
+    ...where.params,
+  ]);
+  return row === undefined ? null : toTask(row);
+}
+
+export async function applyTaskPatch(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: ReadScope,
+  id: string,
+  expected: number,
+  patch: CheckedTaskPatch,
+): Promise<Task> {
+  const current = await selectTask(tx, scope, id);
+  if (current === null) throw notFound(ctx, 'task', id);
+  if (current.version !== expected) throw versionConflict(ctx.adapter, 'task', id, expected, current.version);
+  const changes = patch.state !== undefined && patch.state !== current.state;
+  if (changes && !canTransition(current.state, patch.state as TaskState)) {
+    ctx.v.fail(`task ${id}: cannot go from ${current.state} to ${patch.state}`, {
+      from: current.state,
+      to: patch.state,
+    });
+  }
+  const now = nowIso(ctx);
+  const next: Task = {
+    ...current,
+    version: current.version + 1,
+    updated_at: now,
+    ...(patch.slots === undefined ? {} : { slots: patch.slots }),
+    ...(patch.data === undefined ? {} : { data: patch.data }),
+    ...(patch.status_line === undefined ? {} : { status_line: patch.status_line }),
+    ...(patch.session_id === undefined ? {} : { session_id: patch.session_id }),
+  };
+  if (changes) {
+    next.state = patch.state as TaskState;
+    next.closed_at = isFinal(next.state) ? now : null;
+  }
+  const changed = await tx.run(
+    `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?, updated_at = ?,
+      closed_at = ? WHERE id = ? AND tenant_id = ? AND user_id = ? AND version = ?`,
+    [
+      next.state,
+      toJson(next.slots),
+      next.status_line,
+      toJson(next.data),
+      next.session_id,
+      next.version,
+      next.updated_at,
+      next.closed_at,
+      id,
+      current.tenant_id,
+      current.user_id,
+      expected,
+    ],
+  );
+  if (changed === 0) {
+    const row = await tx.get('SELECT version FROM tasks WHERE id = ?', [id]);
+    throw versionConflict(ctx.adapter, 'task', id, expected, row === undefined ? null : Number(row.version));
+  }
+  if (changes) await writeEvent(ctx, tx, next, current.state, patch.cause);
+  return next;
+}
+
+export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadScope, query: TaskQuery) {
+  const { v } = ctx;
+  v.record(query, 'query');
+  const session =
+    query.session_id === undefined ? undefined : v.id(query.session_id, 'session', 'session_id');
+  const states =
+    query.state === undefined
+      ? undefined
+      : (Array.isArray(query.state) ? query.state : [query.state]).map((s: unknown) =>
+          v.oneOf(s, TASK_STATES, 'state'),
+        );
+  const type = query.type === undefined ? undefined : v.name(query.type, 'type');
+  const limit = pageLimit(ctx, query);
+  const cursor = ordCursor(ctx, query.cursor);
+  const where = scopeWhere(scope);
+  const conditions = [where.sql];
+  const params: SqlParam[] = [...where.params];
+  if (session !== undefined) {
+    conditions.push('session_id = ?');
+    params.push(session);
+  }
+  if (type !== undefined) {
+    conditions.push('type = ?');
+    params.push(type);
+  }
+  if (states !== undefined) {
+    if (states.length === 0) return { items: [], next_cursor: null };
+    conditions.push(`state IN (${states.map(() => '?').join(', ')})`);
+    params.push(...states);
+  }
+  if (cursor !== null) {
+    conditions.push('ord < ?');
+    params.push(cursor);
+  }
+  const rows = await q.all(
+    `SELECT ord, ${TASK_COLUMNS} FROM tasks WHERE ${conditions.join(' AND ')} ORDER BY ord DESC LIMIT ?`,
+    [...params, limit + 1],
+  );
+  return toPage(rows, limit, toTask) as Page<Task>;
+}
+
+export async function selectTaskEvents(q: SqlExecutor, scope: ReadScope, task_id: string) {
+  const where = scopeWhere(scope);
+  const rows = await q.all(
+    `SELECT ${EVENT_COLUMNS} FROM task_events WHERE task_id = ? AND ${where.sql} ORDER BY task_version`,
+    [task_id, ...where.params],
+  );
+  return rows.map(toTaskEvent);
+}

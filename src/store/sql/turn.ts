@@ -1,0 +1,102 @@
+/**
+ * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
+ * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
+ * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
+ */
+import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import { begin, checkCompletion, checkNewAction, transition } from './actions.js';
+import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
+import type { SqlContext } from './context.js';
+import type { SqlExecutor } from './executor.js';
+import { appendChecked, checkMessages } from './messages.js';
+import { applySessionPatch, checkSessionPatch, selectSession } from './sessions.js';
+import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+
+export type CheckedBatch = ReturnType<typeof checkBatch>;
+
+export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
+  const { v } = ctx;
+  const list = <T>(value: readonly T[] | undefined, path: string): readonly T[] => {
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) v.fail(`${path} must be an array`);
+    return value;
+  };
+  v.record(batch, 'batch');
+  let session = null;
+  if (batch.session !== undefined) {
+    v.record(batch.session, 'batch.session');
+    session = {
+      id: v.id(batch.session.id, 'session', 'batch.session.id'),
+      expected: v.positiveInt(batch.session.expected_version, 'batch.session.expected_version'),
+      patch: checkSessionPatch(ctx, batch.session.patch ?? {}, 'batch.session.patch'),
+    };
+  }
+  const creates = list(batch.create_tasks, 'batch.create_tasks').map((t, i) =>
+    checkNewTask(ctx, t, `batch.create_tasks[${i}]`),
+  );
+  const updates = list(batch.update_tasks, 'batch.update_tasks').map((u, i) => {
+    v.record(u, `batch.update_tasks[${i}]`);
+    return {
+      id: v.id(u.id, 'task', `batch.update_tasks[${i}].id`),
+      expected: v.positiveInt(u.expected_version, `batch.update_tasks[${i}].expected_version`),
+      patch: checkTaskPatch(ctx, u.patch, `batch.update_tasks[${i}].patch`),
+    };
+  });
+  const begins = list(batch.begin_actions, 'batch.begin_actions').map((a, i) =>
+    checkNewAction(ctx, a, `batch.begin_actions[${i}]`),
+  );
+  const completes = list(batch.complete_actions, 'batch.complete_actions').map((a, i) => {
+    v.record(a, `batch.complete_actions[${i}]`);
+    return {
+      id: v.id(a.id, 'action', `batch.complete_actions[${i}].id`),
+      done: checkCompletion(ctx, a, 'completion'),
+    };
+  });
+  let messages = null;
+  if (batch.messages !== undefined) {
+    v.record(batch.messages, 'batch.messages');
+    messages = {
+      session_id: v.id(batch.messages.session_id, 'session', 'batch.messages.session_id'),
+      items: checkMessages(ctx, batch.messages.items, 'batch.messages.items'),
+    };
+  }
+  const checkpoint =
+    batch.checkpoint === undefined ? null : checkNewCheckpoint(ctx, batch.checkpoint, 'batch.checkpoint');
+  return { session, creates, updates, begins, completes, messages, checkpoint };
+}
+
+export async function writeTurn(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: Scope,
+  b: CheckedBatch,
+): Promise<TurnResult> {
+  let session: Session | null = null;
+  const tasks: Task[] = [];
+  const actions: Action[] = [];
+  let messages: Message[] = [];
+  let checkpoint: Checkpoint | null = null;
+  if (b.session !== null) {
+    session = await applySessionPatch(ctx, tx, scope, b.session.id, b.session.expected, b.session.patch);
+  }
+  for (const input of b.creates) tasks.push(await insertTask(ctx, tx, scope, input));
+  for (const u of b.updates) tasks.push(await applyTaskPatch(ctx, tx, scope, u.id, u.expected, u.patch));
+  for (const input of b.begins) actions.push((await begin(ctx, tx, scope, input)).action);
+  for (const { id, done } of b.completes) {
+    actions.push(
+      await transition(ctx, tx, scope, id, done.status, ['PENDING'], {
+        result: done.result,
+        error: done.error,
+      }),
+    );
+  }
+  if (b.messages !== null) {
+    messages = await appendChecked(ctx, tx, scope, b.messages.session_id, b.messages.items);
+    if (session === null || session.id === b.messages.session_id) {
+      session = (await selectSession(ctx, tx, scope, b.messages.session_id)) ?? session;
+    }
+  }
+  if (b.checkpoint !== null) checkpoint = await insertCheckpoint(ctx, tx, scope, b.checkpoint);
+  return { session, tasks, actions, messages, checkpoint };
+}

@@ -1,0 +1,82 @@
+/**
+ * The SQLite executor over better-sqlite3: one connection, statements prepared once, WAL, a busy timeout,
+ * and every statement and transaction of this process run one after another (a mutex), so a read never
+ * sees another call's uncommitted writes. Write transactions are BEGIN IMMEDIATE: across processes the
+ * second writer waits (busy_timeout) instead of failing late.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow } from '../sql/executor.js';
+import { Mutex } from '../sql/mutex.js';
+
+export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+
+export interface SqliteDriverOptions {
+  readonly synchronous: SqliteSynchronous;
+  readonly busyTimeoutMs: number;
+}
+
+export const SQLITE_DIALECT: SqlDialect = {
+  name: 'sqlite',
+  serialKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+  claimRows: '',
+};
+
+const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+
+export function openSqliteDriver(path: string, options: SqliteDriverOptions): SqlDriver {
+  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
+  db.pragma(`synchronous = ${options.synchronous}`);
+  db.pragma('foreign_keys = ON');
+
+  const statements = new Map<string, Database.Statement>();
+  const prepared = (sql: string): Database.Statement => {
+    let statement = statements.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
+  const direct: SqlExecutor = {
+    all: async (sql, params = []) => prepared(sql).all(...(params as SqlParam[])) as SqlRow[],
+    get: async (sql, params = []) => prepared(sql).get(...(params as SqlParam[])) as SqlRow | undefined,
+    run: async (sql, params = []) => prepared(sql).run(...(params as SqlParam[])).changes,
+  };
+  const mutex = new Mutex();
+  const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
+    mutex.run(async () => {
+      db.exec(begin);
+      try {
+        const result = await fn(direct);
+        db.exec('COMMIT');
+        return result;
+      } catch (error) {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        throw error;
+      }
+    });
+
+  return {
+    dialect: SQLITE_DIALECT,
+    query: {
+      all: (sql, params) => mutex.run(() => direct.all(sql, params)),
+      get: (sql, params) => mutex.run(() => direct.get(sql, params)),
+      run: (sql, params) => mutex.run(() => direct.run(sql, params)),
+    },
+    transaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
+    snapshot: (fn) => inTransaction('BEGIN DEFERRED', fn),
+    migrationTransaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
+    isUniqueViolation: (error) => error instanceof Database.SqliteError && UNIQUE_CODES.has(error.code),
+    ping: () => mutex.run(() => db.open && db.prepare('SELECT 1').get() !== undefined),
+    close: () =>
+      mutex.run(() => {
+        statements.clear();
+        if (db.open) db.close();
+      }),
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The SQLite store (`sqlite:PATH`, the default): one file, WAL, shared safely by several processes.
+ *
+ * Options beyond StoreOptions:
+ * - `sqliteSynchronous`: the `synchronous` pragma. Default 'NORMAL': in WAL mode a commit survives a crash
+ *   of the process, and a power loss may lose the last commits but never corrupts the file. 'FULL' also
+ *   keeps those; 'OFF' is for throwaway data.
+ * - `sqliteBusyTimeoutMs`: how long a writer waits for another process's transaction. Default 5000.
+ */
+import { storeUnavailable } from '../../core/errors.js';
+import { migrate } from '../sql/migrate.js';
+import { SqlStore } from '../sql/store.js';
+import { Checks } from '../sql/validate.js';
+import type { StateStore, StoreOptions } from '../types.js';
+import { openSqliteDriver, type SqliteSynchronous } from './driver.js';
+
+export type { SqliteSynchronous } from './driver.js';
+
+export interface SqliteStoreOptions extends StoreOptions {
+  /** SQLite `synchronous` pragma. Default 'NORMAL' (safe in WAL mode). */
+  readonly sqliteSynchronous?: SqliteSynchronous;
+  /** Milliseconds a statement waits for a lock held by another process. Default 5000. */
+  readonly sqliteBusyTimeoutMs?: number;
+}
+
+const SYNCHRONOUS: readonly SqliteSynchronous[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+
+/** Opens (creating the file and its directory when absent) and migrates a SQLite store. */
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<StateStore> {
+  if (typeof path !== 'string' || path.length === 0)
+    new Checks('sqlite').fail('path must be a non-empty file path');
+  const synchronous = options.sqliteSynchronous ?? 'NORMAL';
+  if (!SYNCHRONOUS.includes(synchronous)) {
+    new Checks('sqlite').fail(`sqliteSynchronous must be one of ${SYNCHRONOUS.join(', ')}`);
+  }
+  const busyTimeoutMs = options.sqliteBusyTimeoutMs ?? 5000;
+  let driver: ReturnType<typeof openSqliteDriver>;
+  try {
+    driver = openSqliteDriver(path, { synchronous, busyTimeoutMs });
+  } catch (error) {
+    throw storeUnavailable('sqlite', error);
+  }
+  try {
+    await migrate(driver);
+  } catch (error) {
+    await driver.close();
+    throw storeUnavailable('sqlite', error);
+  }
+  return new SqlStore('sqlite', driver, options);
+}
