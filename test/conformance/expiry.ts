@@ -87,6 +87,18 @@ export function expiryTests(t: Ctx): void {
       t.clock.advance(-61_000);
       expect(await t.store.getSession(t.scope, s.id)).toBeNull();
       expect(await t.store.listMessages(t.scope, s.id)).toEqual([]);
+      // the id is free again, and a session created with it starts without the old messages
+      const reborn = await t.store.createSession(t.scope, { id: s.id, ttl_seconds: 60 });
+      expect(reborn.version).toBe(1);
+      expect(await t.store.listMessages(t.scope, s.id)).toEqual([]);
+      const added = await t.store.appendMessages(t.scope, s.id, [{ role: 'user', content: 'new' }]);
+      expect(added.map((m) => m.seq)).toEqual([1]);
+    });
+
+    it('an expired session that is not swept yet still holds its id', async () => {
+      const s = await session(t.store, t.scope, 60);
+      t.clock.advance(60_000);
+      await expectError(t.store, t.store.createSession(t.scope, { id: s.id }), 'conflict', s.id);
     });
 
     it('the sweep honours its limit and reports what it removed', async () => {

@@ -18,6 +18,7 @@ import { lifecycleTests } from './lifecycle.js';
 import { memoryTests } from './memory.js';
 import { messageTests } from './messages.js';
 import { multiProcessTests } from './multi-process.js';
+import { ownershipTests } from './ownership.js';
 import { requestKeyTests } from './request-keys.js';
 import { scopeTests } from './scope.js';
 import { sessionTests } from './sessions.js';
@@ -42,6 +43,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     scopeTests(t);
     turnTests(t);
     dataRuleTests(t);
+    ownershipTests(t);
     lifecycleTests(t);
     leaseTests(t);
     requestKeyTests(t);

@@ -164,6 +164,10 @@ export function sessionTests(t: Ctx): void {
       expect(await t.store.listMessages(t.scope, created.id)).toEqual([]);
       expect(await t.store.getTask(t.scope, task.id)).toEqual(task);
       expect(await t.store.deleteSession(t.scope, created.id)).toBe(false);
+      await t.store.createSession(t.scope, { id: created.id });
+      expect(await t.store.listMessages(t.scope, created.id)).toEqual([]);
+      const added = await t.store.appendMessages(t.scope, created.id, [{ role: 'user', content: 'again' }]);
+      expect(added.map((m) => m.seq)).toEqual([1]);
     });
 
     it('lists newest first and filters by status', async () => {

@@ -91,7 +91,6 @@ export function createSession(c: Ctx, scope: Scope, input: NewSession): Session 
     ended_at: status === 'ended' ? at : null,
   };
   c.tx.set(c.t.sessions, id, { seq: c.nextSeq(), rec: session });
-  c.tx.set(c.t.messages, id, []);
   return copy(session);
 }
 
