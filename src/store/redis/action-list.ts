@@ -36,7 +36,7 @@ export async function listActions(
   const perUser = owner !== undefined;
   return scanIndex<Action>(ctx, {
     keys,
-    desc: false,
+    desc: true,
     limit,
     cursor: query.cursor,
     load: async (members) => {

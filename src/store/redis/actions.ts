@@ -121,11 +121,10 @@ export async function prepareChangeAction(plan: Plan, scope: Scope, id: string, 
 
 function requireStatus(action: Action, allowed: readonly ActionStatus[], to: ActionStatus): void {
   if (!allowed.includes(action.status)) {
-    throw new AgentStateError(
-      'illegal_transition',
-      `[redis] action ${action.id}: ${action.status} -> ${to} is not allowed`,
-      { details: { from: action.status, to } },
-    );
+    throw invalidRequest(`[redis] action ${action.id} cannot go from ${action.status} to ${to}`, {
+      from: action.status,
+      to,
+    });
   }
 }
 

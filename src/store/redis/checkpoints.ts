@@ -30,7 +30,7 @@ export function checkNewCheckpoint(input: NewCheckpoint): void {
   nullableIdOf(input.session_id, 'session', 'session_id');
   nullableIdOf(input.task_id, 'task', 'task_id');
   nullableIdOf(input.parent_id, 'checkpoint', 'parent_id');
-  v.integer(input.step, 'step', -1_000_000_000, 1_000_000_000);
+  v.integer(input.step, 'step', 0, Number.MAX_SAFE_INTEGER);
   if (input.label !== undefined) v.text(input.label, 'label', v.MAX_NAME_LENGTH, true);
   v.jsonObject(input.channels, 'channels');
   if (input.metadata !== undefined) v.jsonObject(input.metadata, 'metadata');

@@ -1,6 +1,6 @@
 /** Leases and request idempotency keys: small hashes per user, taken with a revision check. */
 import { isoAt } from '../../core/clock.js';
-import { invalidRequest } from '../../core/errors.js';
+import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Lease, RequestKeyClaim, Scope, StoredResponse } from '../types.js';
 import { type Ctx, runPlan } from './plan.js';
@@ -45,6 +45,7 @@ export function releaseLease(ctx: Ctx, scope: Scope, name: string, owner: string
 interface RequestRecord {
   readonly hash: string;
   readonly expires_ms: number;
+  readonly ttl_ms: number;
   readonly response: StoredResponse | null;
 }
 
@@ -62,7 +63,8 @@ export function claimRequestKey(ctx: Ctx, scope: Scope, key: string, hash: strin
       if (held.hash !== hash) return { state: 'mismatch' };
       return held.response === null ? { state: 'in_progress' } : { state: 'done', response: held.response };
     }
-    const record: RequestRecord = { hash, expires_ms: now + ttlSeconds * 1000, response: null };
+    const ttlMs = ttlSeconds * 1000;
+    const record: RequestRecord = { hash, expires_ms: now + ttlMs, ttl_ms: ttlMs, response: null };
     plan.put(redisKey, JSON.stringify(record));
     plan.write('PEXPIRE', redisKey, ttlSeconds * 1000 + 10_000);
     return { state: 'new' };
@@ -84,10 +86,19 @@ export function completeRequestKey(
   const redisKey = userKeys(ctx, scope.tenant_id, scope.user_id).requestKey(key);
   return runPlan(ctx, async (plan) => {
     const row = await plan.read(redisKey);
-    if (row === null) return;
-    const held = JSON.parse(row.json) as RequestRecord;
+    const now = ctx.clock.now();
+    const held = row === null ? null : (JSON.parse(row.json) as RequestRecord);
+    if (held === null || held.expires_ms <= now) {
+      throw new AgentStateError('not_found', `[redis] request key ${JSON.stringify(key)} is not claimed`);
+    }
     const body: JsonValue = structuredClone(response.body);
-    plan.put(redisKey, JSON.stringify({ ...held, response: { status: response.status, body } }));
+    const record: RequestRecord = {
+      ...held,
+      expires_ms: now + held.ttl_ms,
+      response: { status: response.status, body },
+    };
+    plan.put(redisKey, JSON.stringify(record));
+    plan.write('PEXPIRE', redisKey, held.ttl_ms + 10_000);
   });
 }
 

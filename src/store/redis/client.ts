@@ -62,7 +62,14 @@ export function createClient(
 
 /** Turns a driver error into an AgentStateError: a reply from Redis is internal, anything else unavailable. */
 export function mapError(error: unknown): AgentStateError {
-  if (error instanceof AgentStateError) return error;
+  if (error instanceof AgentStateError) {
+    if (error.message.startsWith(`[${ADAPTER}]`)) return error;
+    const options = {
+      cause: error.cause,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    };
+    return new AgentStateError(error.code, `[${ADAPTER}] ${error.message}`, options);
+  }
   if (error instanceof Error && error.name === 'ReplyError') {
     return new AgentStateError('internal', `[redis] ${error.message}`, { cause: error });
   }

@@ -136,10 +136,6 @@ export async function lastMessages(
   sessionId: string,
   n: number,
 ): Promise<Message[]> {
-  const count = v.integer(n, 'n', 0, 1000);
-  if (count === 0) {
-    v.checkReadScope(scope);
-    return [];
-  }
+  const count = v.integer(n, 'n', 1, 1000);
   return range(ctx, scope, sessionId, -count, -1);
 }

@@ -1,4 +1,5 @@
 /** From a scope to keys: a user's keys directly, or through the tenant's id -> user index for a tenant key. */
+import { invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import type { ReadScope, Scope } from '../types.js';
 import { escapeKeyPart, TenantKeys, tenantsKey, UserKeys } from './keys.js';
@@ -29,7 +30,8 @@ export async function inOwnerScope<T>(
   none: () => T,
 ): Promise<T> {
   checkReadScope(scope);
-  if (typeof id !== 'string' || !isId(id, kind)) return none();
+  if (typeof id !== 'string' || !isId(id, kind))
+    throw invalidRequest(`[redis] ${JSON.stringify(id)} is not a ${kind} id`);
   const user = await resolveUser(ctx, scope, id);
   return user === null ? none() : fn({ tenant_id: scope.tenant_id, user_id: user });
 }

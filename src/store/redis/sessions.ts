@@ -2,7 +2,7 @@
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest, versionConflict } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
-import { SESSION_STATUSES, type Session, type SessionStatus } from '../../core/model.js';
+import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -37,7 +37,7 @@ export function checkSessionPatch(patch: SessionPatch): void {
   if (typeof patch !== 'object' || patch === null)
     throw invalidRequest('[redis] session patch must be an object');
   if (patch.status !== undefined) v.oneOf(patch.status, SETTABLE, 'patch.status');
-  if (patch.context !== undefined) v.jsonObject(patch.context, 'patch.context');
+  if (patch.context !== undefined) v.jsonObject(patch.context, 'session.context');
   if (patch.agent !== undefined) v.nullableText(patch.agent, 'patch.agent');
   if (patch.ttl_seconds !== undefined) v.ttlSeconds(patch.ttl_seconds, 'patch.ttl_seconds');
 }
@@ -72,7 +72,7 @@ export async function prepareCreateSession(plan: Plan, scope: Scope, input: NewS
   const id = v.optionalId(input.id, 'session', 'id') ?? newId('session', ctx.random);
   const ttl =
     input.ttl_seconds === undefined ? ctx.defaultTtlSeconds : v.ttlSeconds(input.ttl_seconds, 'ttl_seconds');
-  const context = input.context === undefined ? {} : v.jsonObject(input.context, 'context');
+  const context = input.context === undefined ? {} : v.jsonObject(input.context, 'session.context');
   const status = input.status === undefined ? 'active' : v.oneOf(input.status, SETTABLE, 'status');
   const agent = v.nullableText(input.agent, 'agent');
   const now = ctx.clock.now();
@@ -120,11 +120,11 @@ export async function prepareUpdateSession(
   const current = found.session;
   if (current.version !== expected) throw versionConflict('redis', 'session', id, expected, current.version);
   const status = patch.status ?? current.status;
-  if (current.status === 'ended' && status !== 'ended') {
-    throw new AgentStateError(
-      'illegal_transition',
-      `[redis] session ${id} has ended; its status cannot change`,
-    );
+  if (status !== current.status && !SESSION_TRANSITIONS[current.status].includes(status)) {
+    throw invalidRequest(`[redis] session ${id} cannot go from ${current.status} to ${status}`, {
+      from: current.status,
+      to: status,
+    });
   }
   const now = plan.ctx.clock.now();
   const at = isoAt(now);

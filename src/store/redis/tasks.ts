@@ -41,18 +41,18 @@ export function checkNewTask(input: NewTask): void {
   nullableSessionId(input.session_id, 'session_id');
   v.text(input.type, 'type');
   if (input.state !== undefined) v.oneOf(input.state, TASK_STATES, 'state');
-  if (input.slots !== undefined) v.jsonObject(input.slots, 'slots');
+  if (input.slots !== undefined) v.jsonObject(input.slots, 'task.slots');
   if (input.status_line !== undefined) v.text(input.status_line, 'status_line', MAX_STATUS_LINE, true);
-  if (input.data !== undefined) v.jsonObject(input.data, 'data');
+  if (input.data !== undefined) v.jsonObject(input.data, 'task.data');
 }
 
 export function checkTaskPatch(patch: TaskPatch): void {
   if (typeof patch !== 'object' || patch === null)
     throw invalidRequest('[redis] task patch must be an object');
   if (patch.state !== undefined) v.oneOf(patch.state, TASK_STATES, 'patch.state');
-  if (patch.slots !== undefined) v.jsonObject(patch.slots, 'patch.slots');
+  if (patch.slots !== undefined) v.jsonObject(patch.slots, 'task.slots');
   if (patch.status_line !== undefined) v.text(patch.status_line, 'patch.status_line', MAX_STATUS_LINE, true);
-  if (patch.data !== undefined) v.jsonObject(patch.data, 'patch.data');
+  if (patch.data !== undefined) v.jsonObject(patch.data, 'task.data');
   if (patch.session_id !== undefined) nullableSessionId(patch.session_id, 'patch.session_id');
   if (patch.cause !== undefined) v.text(patch.cause, 'patch.cause');
 }
@@ -95,7 +95,7 @@ export async function prepareCreateTask(plan: Plan, scope: Scope, input: NewTask
     throw new AgentStateError('conflict', `[redis] task ${task.id} already exists`);
   }
   plan.put(keys.task(task.id), JSON.stringify(task));
-  plan.write('RPUSH', keys.taskEvents(task.id), JSON.stringify(event(plan, task, null, 'create')));
+  plan.write('RPUSH', keys.taskEvents(task.id), JSON.stringify(event(plan, task, null, 'created')));
   const member = indexMember(at, task.id);
   plan.write('ZADD', keys.tasks(), 0, member);
   plan.write('ZADD', keys.tasksByState(state), 0, member);
@@ -126,13 +126,10 @@ export async function prepareUpdateTask(
   const state = patch.state ?? current.state;
   const moved = state !== current.state;
   if (moved && !canTransition(current.state, state)) {
-    throw new AgentStateError(
-      'illegal_transition',
-      `[redis] task ${id}: ${current.state} -> ${state} is not allowed`,
-      {
-        details: { from: current.state, to: state },
-      },
-    );
+    throw invalidRequest(`[redis] task ${id} cannot go from ${current.state} to ${state}`, {
+      from: current.state,
+      to: state,
+    });
   }
   const at = isoAt(plan.ctx.clock.now());
   const next: Task = {
@@ -226,7 +223,7 @@ export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {
         );
   if (query.session_id !== undefined) {
     v.text(query.session_id, 'session_id');
-    if (!isId(query.session_id, 'session')) return { items: [], next_cursor: null };
+    if (!isId(query.session_id, 'session')) throw invalidRequest('[redis] session_id must be a session id');
   }
   if (query.type !== undefined) v.text(query.type, 'type');
   let keys: string[];
@@ -239,7 +236,7 @@ export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {
   }
   return scanIndex<Task>(ctx, {
     keys,
-    desc: false,
+    desc: true,
     limit,
     cursor: query.cursor,
     load: async (members) => {

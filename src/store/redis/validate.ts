@@ -63,7 +63,9 @@ export function limit(value: unknown, fallback: number, max: number): number {
 
 export function oneOf<T extends string>(value: unknown, allowed: readonly T[], name: string): T {
   if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-    throw invalidRequest(`[redis] ${name} must be one of ${allowed.join(', ')}`);
+    throw invalidRequest(
+      `[redis] ${name} must be one of ${allowed.join(', ')}, not ${JSON.stringify(value)}`,
+    );
   }
   return value as T;
 }
