@@ -101,9 +101,15 @@ export function toMarkdown(report: BenchReport): string {
       lines.push(`| ${s.name} | ${NAMES[op]} | ${fmt(o.ops_per_s)} | ${fmt(o.p50_ms)} | ${fmt(o.p99_ms)} |`);
     }
   }
-  lines.push('', '| system | bytes per checkpoint | measured as |', '| --- | ---: | --- |');
+  lines.push(
+    '',
+    '| system | bytes per checkpoint | file growth per checkpoint | measured as |',
+    '| --- | ---: | ---: | --- |',
+  );
   for (const s of report.systems) {
-    if (s.stored) lines.push(`| ${s.name} | ${s.stored.bytes_per_checkpoint} | ${s.stored.method} |`);
+    if (!s.stored) continue;
+    const file = s.stored.file_bytes_per_checkpoint ?? '';
+    lines.push(`| ${s.name} | ${s.stored.bytes_per_checkpoint} | ${file} | ${s.stored.method} |`);
   }
   lines.push(
     '',

@@ -32,6 +32,8 @@ export interface SystemResult {
     readonly bytes: number;
     readonly checkpoints: number;
     readonly bytes_per_checkpoint: number;
+    /** SQLite: growth of the file on disk per checkpoint; null elsewhere. */
+    readonly file_bytes_per_checkpoint: number | null;
   } | null;
   /** Set when the system could not be run (for example a server that is not there). */
   readonly error: string | null;
@@ -105,7 +107,14 @@ export async function runSystem(
     const stored =
       measured === null
         ? null
-        : { ...measured, checkpoints, bytes_per_checkpoint: Math.round(measured.bytes / checkpoints) };
+        : {
+            method: measured.method,
+            bytes: measured.bytes,
+            checkpoints,
+            bytes_per_checkpoint: Math.round(measured.bytes / checkpoints),
+            file_bytes_per_checkpoint:
+              measured.file_bytes === undefined ? null : Math.round(measured.file_bytes / checkpoints),
+          };
     return { ...base, ops, stored, error: null };
   } catch (error) {
     return {

@@ -21,3 +21,16 @@ export function sqliteFileBytes(path: string): number {
   for (const file of [path, `${path}-wal`]) if (existsSync(file)) total += statSync(file).size;
   return total;
 }
+
+/** Measures a SQLite file against the baseline taken right after its schema was created. */
+export function sqliteGrowth(path: string, baseline: { used: number; file: number }) {
+  return {
+    method: 'SQLite pages in use, growth over the empty schema',
+    bytes: sqliteUsedBytes(path) - baseline.used,
+    file_bytes: sqliteFileBytes(path) - baseline.file,
+  };
+}
+
+export function sqliteBaseline(path: string): { used: number; file: number } {
+  return { used: sqliteUsedBytes(path), file: sqliteFileBytes(path) };
+}

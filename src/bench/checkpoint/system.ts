@@ -38,6 +38,8 @@ export interface StoredBytes {
   /** How it was measured, for the report. */
   readonly method: string;
   readonly bytes: number;
+  /** SQLite only: growth of the file on disk (database plus WAL), as a cross-check of `bytes`. */
+  readonly file_bytes?: number;
 }
 
 export interface SystemContext {

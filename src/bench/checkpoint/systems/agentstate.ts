@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { OpenStoreOptions } from '../../../store/open.js';
 import { openStore } from '../../../store/open.js';
 import type { Scope, StateStore } from '../../../store/types.js';
-import { sqliteUsedBytes } from '../sqlite-size.js';
+import { sqliteBaseline, sqliteGrowth } from '../sqlite-size.js';
 import { type OpenSystem, type ReadBack, readBack, type StoredBytes, type SystemSpec } from '../system.js';
 
 function fromCheckpoint(checkpoint: { step: number; channels: { messages?: unknown } } | null): ReadBack {
@@ -95,14 +95,11 @@ export const agentstateSqlite: SystemSpec = {
     const path = join(context.dir, 'agentstate.db');
     const options: OpenStoreOptions = { sqliteSynchronous: context.synchronous };
     await (await openStore(`sqlite:${path}`, options)).close(); // the schema alone: the baseline
-    const baseline = sqliteUsedBytes(path);
+    const baseline = sqliteBaseline(path);
     const store = await openStore(`sqlite:${path}`, options);
     return agentstateDriver(store, context.tag, async (s) => {
       await s.close();
-      return {
-        method: 'SQLite pages in use, growth over the empty schema',
-        bytes: sqliteUsedBytes(path) - baseline,
-      };
+      return sqliteGrowth(path, baseline);
     });
   },
 };

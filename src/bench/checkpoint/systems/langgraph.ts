@@ -15,7 +15,7 @@ import {
 } from '@langchain/langgraph-checkpoint';
 import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import Database from 'better-sqlite3';
-import { sqliteUsedBytes } from '../sqlite-size.js';
+import { sqliteBaseline, sqliteGrowth } from '../sqlite-size.js';
 import type { OpenSystem, ReadBack, RunState, StoredBytes, SystemSpec } from '../system.js';
 import { readBack } from '../system.js';
 
@@ -125,7 +125,7 @@ export const langgraphSqlite: SystemSpec = {
       return { db, saver };
     };
     (await connect()).db.close();
-    const baseline = sqliteUsedBytes(path);
+    const baseline = sqliteBaseline(path);
     const { db, saver } = await connect();
     const close = async () => {
       if (db.open) db.close();
@@ -135,10 +135,7 @@ export const langgraphSqlite: SystemSpec = {
       context.tag,
       async () => {
         await close();
-        return {
-          method: 'SQLite pages in use, growth over the empty schema',
-          bytes: sqliteUsedBytes(path) - baseline,
-        };
+        return sqliteGrowth(path, baseline);
       },
       close,
     );

@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { sqliteUsedBytes } from '../sqlite-size.js';
+import { sqliteBaseline, sqliteGrowth } from '../sqlite-size.js';
 import type { ReadBack, SystemSpec } from '../system.js';
 import { readBack } from '../system.js';
 
@@ -35,7 +35,7 @@ export const rawSqlite: SystemSpec = {
       return db;
     };
     connect().close();
-    const baseline = sqliteUsedBytes(path);
+    const baseline = sqliteBaseline(path);
     const db = connect();
     const insert = db.prepare('INSERT INTO checkpoints (run_id, step, data) VALUES (?, ?, ?)');
     const putOne = db.transaction((run: string, step: number, data: string) => insert.run(run, step, data));
@@ -61,10 +61,7 @@ export const rawSqlite: SystemSpec = {
       },
       async storedBytes() {
         await close();
-        return {
-          method: 'SQLite pages in use, growth over the empty schema',
-          bytes: sqliteUsedBytes(path) - baseline,
-        };
+        return sqliteGrowth(path, baseline);
       },
       close,
     };
