@@ -1,0 +1,47 @@
+/**
+ * Kill points. A child run passes named points (step boundaries, and three points inside each tool call),
+ * prints each one as a JSON line, and SIGKILLs itself when it reaches the one named in AGENTSTATE_CRASH_AT:
+ * a real SIGKILL, chosen deterministically.
+ *
+ * Names: `commit:<n>:before` / `commit:<n>:after` (the n-th checkpointed commit of this process, 1-based),
+ * `tool:<name>:before_effect` / `tool:<name>:effect_done` / `tool:<name>:ledger_written`.
+ */
+import type { DemoHooks } from '../../demo/deploy/workspace.js';
+
+export const CRASH_ENV = 'AGENTSTATE_CRASH_AT';
+
+export type ChildEvent =
+  | { readonly event: 'point'; readonly point: string }
+  | { readonly event: 'resumed'; readonly ms: number; readonly replayed: boolean }
+  | { readonly event: 'done'; readonly output: unknown }
+  | { readonly event: 'conflict'; readonly message: string }
+  | { readonly event: 'error'; readonly message: string };
+
+/** Writes one event line. Pipes to a parent are synchronous on POSIX, so a line is out before a kill. */
+export function emit(event: ChildEvent): void {
+  process.stdout.write(`${JSON.stringify(event)}\n`);
+}
+
+export class CrashPoints {
+  constructor(private readonly target: string | null) {}
+
+  static fromEnv(): CrashPoints {
+    const target = process.env[CRASH_ENV];
+    return new CrashPoints(target === undefined || target === '' ? null : target);
+  }
+
+  pass(point: string): void {
+    emit({ event: 'point', point });
+    if (point === this.target) process.kill(process.pid, 'SIGKILL');
+  }
+
+  /** Hooks for the demo tools: a point before the side effect, after it, and after its ledger line. */
+  toolHooks(): DemoHooks {
+    return { at: (point, tool) => this.pass(`tool:${tool}:${point}`) };
+  }
+}
+
+/** True for a point at a step boundary, false for one inside a tool call. */
+export function isStepBoundary(point: string): boolean {
+  return point.startsWith('commit:');
+}

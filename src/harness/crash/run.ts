@@ -1,0 +1,176 @@
+/**
+ * The crash harness (SPEC 7): `deploy_pipeline` in a child process, SIGKILLed at step boundaries and inside
+ * tool calls, resumed with the same session id until it completes; compared with an uninterrupted reference.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { AgentStateError } from '../../core/errors.js';
+import { newId } from '../../core/ids.js';
+import type { JsonValue } from '../../core/json.js';
+import { deployWorkspace } from '../../demo/deploy/workspace.js';
+import { duplicateSideEffects } from '../../demo/ledger.js';
+import { planKills } from './plan.js';
+import type { ChildEvent } from './points.js';
+import { type CrashReport, normalizeOutput, type ScenarioResult, summarize, toMarkdown } from './report.js';
+import { type ChildRun, runChild } from './spawn-child.js';
+
+export interface CrashTestOptions {
+  /** The store every child process opens, for example `sqlite:/tmp/crash.db`. */
+  readonly storeUrl: string;
+  /** How many SIGKILLs (at least); ignored when `plans` is given. Default 20. */
+  readonly kills?: number;
+  /** Explicit kill plans (each the kill point of successive runs of one pipeline), instead of `kills`. */
+  readonly plans?: readonly (readonly string[])[];
+  /** Where to write the JSON report; a `.md` summary is written next to it. */
+  readonly reportPath?: string;
+  /** One line per event while it runs. */
+  readonly onProgress?: (line: string) => void;
+  /** Where workspaces go; a temporary directory (removed at the end) by default. */
+  readonly workDir?: string;
+  readonly tenantId?: string;
+}
+
+export interface CrashTestResult {
+  readonly report: CrashReport;
+  readonly markdown: string;
+  readonly scenarios: ScenarioResult[];
+}
+
+interface Env {
+  readonly storeUrl: string;
+  readonly workDir: string;
+  readonly tenantId: string;
+  readonly userId: string;
+}
+
+interface Chain {
+  readonly runs: ChildRun[];
+  readonly output: JsonValue | null;
+  readonly error: string | null;
+}
+
+function doneOutput(run: ChildRun): JsonValue | null {
+  const done = run.events.find((e): e is Extract<ChildEvent, { event: 'done' }> => e.event === 'done');
+  return done === undefined ? null : (done.output as JsonValue);
+}
+
+function describeEnd(run: ChildRun): string {
+  const error = run.events.find((e) => e.event === 'error' || e.event === 'conflict') as
+    | { message: string }
+    | undefined;
+  const how = run.signal !== null ? `signal ${run.signal}` : `exit code ${run.exitCode}`;
+  return `${how}: ${error?.message ?? run.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+}
+
+/** Runs one pipeline to completion: one child per planned kill, then one without, all on one session. */
+async function runChain(env: Env, name: string, plan: readonly string[]): Promise<Chain> {
+  const sessionId = newId('session');
+  const workspaceDir = join(env.workDir, name);
+  const runs: ChildRun[] = [];
+  for (let i = 0; i <= plan.length + 1; i++) {
+    const run = await runChild({
+      storeUrl: env.storeUrl,
+      sessionId,
+      workspaceDir,
+      tenantId: env.tenantId,
+      userId: env.userId,
+      leaseOwner: `crash-harness-${sessionId}`,
+      crashAt: plan[i] ?? null,
+    });
+    runs.push(run);
+    if (run.signal === 'SIGKILL' && plan[i] !== undefined) continue;
+    const output = doneOutput(run);
+    if (run.exitCode === 0 && output !== null) return { runs, output, error: null };
+    return { runs, output: null, error: describeEnd(run) };
+  }
+  return { runs, output: null, error: 'the run did not complete after its planned kills' };
+}
+
+function lastPoint(run: ChildRun): string | null {
+  for (let i = run.events.length - 1; i >= 0; i--) {
+    const event = run.events[i];
+    if (event?.event === 'point') return event.point;
+  }
+  return null;
+}
+
+export async function runCrashTest(options: CrashTestOptions): Promise<CrashTestResult> {
+  const started = performance.now();
+  const progress = options.onProgress ?? (() => {});
+  const ownWorkDir = options.workDir === undefined;
+  const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'agentstate-crash-'));
+  const env: Env = {
+    storeUrl: options.storeUrl,
+    workDir,
+    tenantId: options.tenantId ?? 'crash-harness',
+    userId: `crash-${newId('run').slice(4, 14)}`,
+  };
+  try {
+    progress(`crash test on ${options.storeUrl}: reference run (no kill)`);
+    const reference = await runChain(env, 'reference', []);
+    if (reference.output === null) {
+      throw new AgentStateError('internal', `the reference run did not complete: ${reference.error}`);
+    }
+    const referencePoints = (reference.runs[0]?.events ?? [])
+      .filter((e): e is Extract<ChildEvent, { event: 'point' }> => e.event === 'point')
+      .map((e) => e.point);
+    const expected = normalizeOutput(reference.output);
+    const plans = options.plans ?? planKills(referencePoints, options.kills ?? 20);
+    progress(
+      `reference passed ${referencePoints.length} kill points; ${plans.length} interrupted runs follow`,
+    );
+
+    const scenarios: ScenarioResult[] = [];
+    for (const [index, plan] of plans.entries()) {
+      const chain = await runChain(env, `run-${index + 1}`, plan);
+      const killed = chain.runs.filter((r) => r.signal === 'SIGKILL').map((r) => lastPoint(r) ?? '?');
+      const resumeMs = chain.runs.slice(1).flatMap((r) => {
+        const event = r.events.find((e) => e.event === 'resumed') as { ms: number } | undefined;
+        return event === undefined ? [] : [event.ms];
+      });
+      const ledger = deployWorkspace(join(workDir, `run-${index + 1}`)).ledgerPath;
+      const identical = chain.output !== null && normalizeOutput(chain.output) === expected;
+      const result: ScenarioResult = {
+        plan: [...plan],
+        killed_at: killed,
+        runs: chain.runs.length,
+        recovered: chain.output !== null,
+        identical_output: identical,
+        duplicate_side_effects: duplicateSideEffects(ledger).extra,
+        resume_ms: resumeMs,
+        error:
+          chain.error ?? (identical || chain.output === null ? null : 'output differs from the reference'),
+      };
+      scenarios.push(result);
+      const verdict = result.recovered
+        ? identical
+          ? 'identical'
+          : 'DIFFERENT output'
+        : `NOT recovered: ${chain.error}`;
+      progress(
+        `[${index + 1}/${plans.length}] killed at ${killed.join(' -> ') || '(no kill)'}; ` +
+          `resumed in ${resumeMs.map((ms) => `${Math.round(ms)} ms`).join(', ') || '-'}; ${verdict}; ` +
+          `duplicates ${result.duplicate_side_effects}`,
+      );
+    }
+    const report = summarize(
+      options.storeUrl,
+      scenarios,
+      referencePoints.length,
+      performance.now() - started,
+    );
+    const markdown = toMarkdown(report);
+    if (options.reportPath !== undefined) {
+      mkdirSync(dirname(options.reportPath), { recursive: true });
+      writeFileSync(options.reportPath, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(`${options.reportPath.replace(/\.json$/, '')}.md`, markdown);
+    }
+    progress(
+      `done: ${report.kills} kills, recovered ${report.recovered}/${report.scenarios}, identical ${report.identical_output}/${report.scenarios}, duplicates ${report.duplicate_side_effects}`,
+    );
+    return { report, markdown, scenarios };
+  } finally {
+    if (ownWorkDir) rmSync(workDir, { recursive: true, force: true });
+  }
+}
