@@ -4,13 +4,9 @@
  */
 import type { Command } from 'commander';
 import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
-import { createServer } from '../../http/server.js';
-import { installGracefulShutdown } from '../../http/shutdown.js';
-import { startSweeper } from '../../lifecycle/sweeper.js';
 import { openStore } from '../../store/open.js';
 import { storeUrlOf } from '../context.js';
 import { parsePort } from './parse.js';
-import { loadTurnRunner } from './runtime-link.js';
 
 interface ServeOptions {
   readonly store?: string;
@@ -47,6 +43,11 @@ export function registerServeCommands(program: Command): void {
       assertStartable(config);
       const url = storeUrlOf(options);
       const store = await openStore(url);
+      // Loaded here, not at the top, so that the other commands start fast.
+      const { createServer } = await import('../../http/server.js');
+      const { installGracefulShutdown } = await import('../../http/shutdown.js');
+      const { startSweeper } = await import('../../lifecycle/sweeper.js');
+      const { loadTurnRunner } = await import('./runtime-link.js');
       try {
         const turns = await loadTurnRunner(store, options.agents);
         const app = await createServer({ store, config, turns });
