@@ -9,6 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AgentStateError } from '../core/errors.js';
+import type { AgentStateMetrics } from '../observability/metrics.js';
 import type { StateStore } from '../store/types.js';
 import { createAuthenticator } from './auth.js';
 import {
@@ -22,6 +23,7 @@ import type { RouteDeps, ZodApp } from './deps.js';
 import { errorHandler } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
+import { registerMetrics } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
 import { buildSchemas } from './schemas.js';
 import type { TurnRunner } from './turn-runner.js';
@@ -34,11 +36,13 @@ export interface ServerOptions {
   readonly turns?: TurnRunner | null;
   /** A pino logger; `false` for none. Default: JSON logs on stdout at level `AGENTSTATE_LOG_LEVEL` or info. */
   readonly logger?: FastifyBaseLogger | false;
+  /** Prometheus metrics: serves `GET /metrics` (no token needed) and counts requests. Default: none. */
+  readonly metrics?: AgentStateMetrics;
   /** The time used to check token expiry. Default: the system clock. */
   readonly now?: () => number;
 }
 
-const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/openapi.json']);
+const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,64}$/;
 
 function isComplete(config: HttpConfig | HttpConfigInput | undefined): config is HttpConfig {
@@ -128,6 +132,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
+  if (options.metrics) registerMetrics(app, options.metrics);
   registerIdempotency(app, store, config.limits.idempotencyTtlSeconds);
   const deps: RouteDeps = {
     store,

@@ -76,6 +76,29 @@ describe('loopback mode (no keys)', () => {
   });
 });
 
+describe('metrics', () => {
+  it('serves Prometheus text at /metrics and counts requests by route pattern', async () => {
+    const { createMetrics } = await import('../../src/observability/metrics.js');
+    const store = await openStore('memory:');
+    const app = await createServer({
+      store,
+      logger: false,
+      metrics: createMetrics({ processMetrics: false }),
+    });
+    try {
+      const made = await app.inject({ method: 'POST', url: '/v1/sessions', payload: {} });
+      const id = (made.json() as Session).id;
+      await app.inject({ method: 'GET', url: `/v1/sessions/${id}` });
+      const text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(text).toMatch(/agentstate_http_requests_total\{[^}]*route="\/v1\/sessions\/:id"[^}]*\} 1/);
+      expect(text).not.toContain(id);
+    } finally {
+      await app.close();
+      await store.close();
+    }
+  });
+});
+
 describe('rate limiting', () => {
   it('limits each token on its own and answers 429 rate_limited', async () => {
     const server = await startTestServer({ limits: { rateLimitMax: 3, rateLimitWindowMs: 60_000 } });

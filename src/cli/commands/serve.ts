@@ -42,7 +42,11 @@ export function registerServeCommands(program: Command): void {
       const config = loadConfig(process.env, options.config, { host: options.host, port: options.port });
       assertStartable(config);
       const url = storeUrlOf(options);
-      const store = await openStore(url);
+      const raw = await openStore(url);
+      const { createMetrics } = await import('../../observability/metrics.js');
+      const { instrumentStore } = await import('../../observability/instrumented-store.js');
+      const metrics = createMetrics();
+      const store = instrumentStore(raw, metrics);
       // Loaded here, not at the top, so that the other commands start fast.
       const { createServer } = await import('../../http/server.js');
       const { installGracefulShutdown } = await import('../../http/shutdown.js');
@@ -50,9 +54,10 @@ export function registerServeCommands(program: Command): void {
       const { loadTurnRunner } = await import('./runtime-link.js');
       try {
         const turns = await loadTurnRunner(store, options.agents);
-        const app = await createServer({ store, config, turns });
+        const app = await createServer({ store, config, turns, metrics });
         const sweeper = startSweeper({
           store,
+          metrics,
           onError: (error) => app.log.error({ err: error }, 'sweep failed'),
         });
         installGracefulShutdown(app, {
