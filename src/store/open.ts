@@ -31,6 +31,11 @@ export async function openStore(
       const { openRedisStore } = await import('./redis/index.js');
       return openRedisStore(url, options);
     }
+    case 'postgres:':
+    case 'postgresql:': {
+      const { openPostgresStore } = await import('./postgres/index.js');
+      return openPostgresStore({ ...options, url });
+    }
     default:
       throw invalidRequest(
         `unknown store URL ${JSON.stringify(url)}: use memory:, sqlite:PATH, postgres://..., redis://... or redis://...?durable=postgres://...`,

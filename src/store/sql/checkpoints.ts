@@ -13,9 +13,9 @@ import {
   type Manifest,
   manifestHashes,
 } from '../shared/checkpoint-codec.js';
-import type { NewCheckpoint, ReadScope, Scope } from '../types.js';
-import { conflict, nowIso, type SqlContext, scopeWhere } from './context.js';
-import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import type { NewCheckpoint, Scope } from '../types.js';
+import { conflict, nowIso, type SqlContext } from './context.js';
+import type { SqlExecutor, SqlRow } from './executor.js';
 import { toJson } from './rows.js';
 
 export const CHECKPOINT_COLUMNS =

@@ -1,0 +1,148 @@
+/**
+ * The PostgreSQL executor over a `pg` Pool: `?` placeholders become `$n`, each statement is a named
+ * (prepared once per connection) query, transactions run on one checked-out client, and a client whose
+ * connection failed is destroyed instead of going back to the pool. Every connection works in one schema.
+ */
+import { createHash } from 'node:crypto';
+import type pg from 'pg';
+import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow } from '../sql/executor.js';
+
+export const POSTGRES_DIALECT: SqlDialect = {
+  name: 'postgres',
+  serialKey: 'BIGSERIAL PRIMARY KEY',
+  claimRows: ' FOR UPDATE SKIP LOCKED',
+};
+
+/** Failures worth running the whole transaction again: serialization failure, deadlock. */
+const RETRY_CODES = new Set(['40001', '40P01']);
+const MAX_ATTEMPTS = 5;
+
+interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+function translate(cache: Map<string, Statement>, sql: string): Statement {
+  let statement = cache.get(sql);
+  if (statement === undefined) {
+    let n = 0;
+    const text = sql.replace(/\?/g, () => `$${++n}`);
+    const name = `as_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    statement = { name, text };
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A statement error (an SQLSTATE outside classes 08 and 57P) leaves the connection usable; anything else not. */
+export function connectionLost(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === undefined || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P)/.test(code);
+}
+
+export interface PostgresDriverOptions {
+  readonly pool: pg.Pool;
+  /** The schema every statement works in (already validated as an identifier). */
+  readonly schema: string;
+  /** True when the pool's connections already start in the schema (our own pool, via `options`). */
+  readonly searchPathSet: boolean;
+}
+
+export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOptions): SqlDriver {
+  const statements = new Map<string, Statement>();
+  const prepared = new WeakSet<pg.PoolClient>();
+  const quoted = `"${schema}"`;
+
+  const executor = (client: pg.PoolClient): SqlExecutor => {
+    const query = async (sql: string, params: readonly SqlParam[] = []) => {
+      const { name, text } = translate(statements, sql);
+      return client.query({ name, text, values: params as SqlParam[] });
+    };
+    return {
+      all: async (sql, params) => (await query(sql, params)).rows as SqlRow[],
+      get: async (sql, params) => (await query(sql, params)).rows[0] as SqlRow | undefined,
+      run: async (sql, params) => (await query(sql, params)).rowCount ?? 0,
+    };
+  };
+
+  /** A client of the pool, set up once: errors of a dead connection never go unhandled, and the schema. */
+  const checkout = async (): Promise<pg.PoolClient> => {
+    const client = await pool.connect();
+    if (!prepared.has(client)) {
+      client.on('error', () => undefined);
+      if (!searchPathSet) {
+        try {
+          await client.query(`SET search_path TO ${quoted}`);
+        } catch (error) {
+          client.release(error instanceof Error ? error : true);
+          throw error;
+        }
+      }
+      prepared.add(client);
+    }
+    return client;
+  };
+
+  const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
+    for (let attempt = 1; ; attempt++) {
+      const client = await checkout();
+      let broken: Error | undefined;
+      try {
+        await client.query(begin);
+        const result = await fn(executor(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        }
+        const code = codeOf(error);
+        if (broken === undefined && code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS)
+          continue;
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    }
+  };
+
+  const single = async <T>(work: (q: SqlExecutor) => Promise<T>): Promise<T> => {
+    const client = await checkout();
+    let broken: Error | undefined;
+    try {
+      return await work(executor(client));
+    } catch (error) {
+      if (connectionLost(error)) broken = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  return {
+    dialect: POSTGRES_DIALECT,
+    query: {
+      all: (sql, params) => single((q) => q.all(sql, params)),
+      get: (sql, params) => single((q) => q.get(sql, params)),
+      run: (sql, params) => single((q) => q.run(sql, params)),
+    },
+    transaction: (fn) => inTransaction('BEGIN', fn),
+    snapshot: (fn) => inTransaction('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn),
+    migrationTransaction: (fn) =>
+      inTransaction('BEGIN', async (tx) => {
+        await tx.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`agentstate:migrate:${schema}`]);
+        await tx.run(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+        return fn(tx);
+      }),
+    isUniqueViolation: (error) => codeOf(error) === '23505',
+    ping: async () => (await single((q) => q.get('SELECT 1 AS one'))) !== undefined,
+    close: async () => undefined,
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The PostgreSQL store (`postgres://...` or `postgresql://...`): durable, shared by any number of server
+ * instances. The SQL is the one the SQLite store runs (src/store/sql); only the executor differs.
+ *
+ * Options beyond StoreOptions (one object, never mutated):
+ * - `url`: a libpq connection URL. `?schema=name` picks the schema (removed before connecting).
+ * - `pool`: a `pg` Pool of the caller's, used instead of `url`; it stays the caller's to end. Its
+ *   connections get `search_path` set to the schema when first used by the store.
+ * - `schema`: the schema of every table, created when absent. Default `agentstate` (or the URL's).
+ * - `max`: connections of the store's own pool. Default 10.
+ * JSON values are stored as JSON text (not jsonb, which refuses \u0000 inside strings), so every plain-JSON
+ * value round-trips unchanged; audit queries cast with `::jsonb`.
+ */
+import pg from 'pg';
+import { storeUnavailable } from '../../core/errors.js';
+import { migrate } from '../sql/migrate.js';
+import { SqlStore } from '../sql/store.js';
+import { Checks } from '../sql/validate.js';
+import type { StateStore, StoreOptions } from '../types.js';
+import { postgresDriver } from './driver.js';
+
+export interface PostgresStoreOptions extends StoreOptions {
+  readonly url?: string;
+  readonly pool?: pg.Pool;
+  readonly schema?: string;
+  readonly max?: number;
+}
+
+export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Splits `?schema=` off a connection URL. */
+export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null } {
+  const checks = new Checks('postgres');
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return checks.fail(`${JSON.stringify(url)} is not a postgres:// URL`);
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    checks.fail(`${JSON.stringify(url)} is not a postgres:// URL`);
+  }
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  return { connectionString: parsed.toString(), schema };
+}
+
+/** Opens (creating the schema and migrating it when needed) a PostgreSQL store. */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<StateStore> {
+  const checks = new Checks('postgres');
+  checks.record(options, 'options');
+  if ((options.url === undefined) === (options.pool === undefined))
+    checks.fail('give exactly one of url and pool');
+  const fromUrl = options.url === undefined ? null : parsePostgresUrl(options.url);
+  const schema = options.schema ?? fromUrl?.schema ?? DEFAULT_POSTGRES_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) checks.fail(`schema ${JSON.stringify(schema)} must be a plain identifier`);
+  const max = options.max === undefined ? 10 : checks.positiveInt(options.max, 'max');
+  const ownPool =
+    fromUrl === null
+      ? null
+      : new pg.Pool({
+          connectionString: fromUrl.connectionString,
+          max,
+          options: `-c search_path="${schema}"`,
+        });
+  ownPool?.on('error', () => undefined);
+  const pool = ownPool ?? (options.pool as pg.Pool);
+  const driver = postgresDriver({ pool, schema, searchPathSet: ownPool !== null });
+  const end = async () => {
+    if (ownPool !== null) await ownPool.end();
+  };
+  try {
+    await migrate(driver);
+  } catch (error) {
+    await end().catch(() => undefined);
+    throw storeUnavailable('postgres', error);
+  }
+  return new SqlStore('postgres', driver, options, end);
+}
