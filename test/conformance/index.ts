@@ -8,9 +8,12 @@
  */
 import { afterAll, describe } from 'vitest';
 import { actionTests } from './actions.js';
+import { checkpointHistoryTests } from './checkpoint-history.js';
 import { checkpointTests } from './checkpoints.js';
+import { concurrencyTests } from './concurrency.js';
 import { useStore } from './context.js';
 import { dataRuleTests } from './data-rules.js';
+import { defaultTests } from './defaults.js';
 import { expiryTests } from './expiry.js';
 import type { StoreHarness } from './harness.js';
 import { leaseTests } from './leases.js';
@@ -38,10 +41,13 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     taskTests(t);
     actionTests(t);
     checkpointTests(t);
+    checkpointHistoryTests(t);
     memoryTests(t);
     expiryTests(t);
     scopeTests(t);
     turnTests(t);
+    concurrencyTests(t);
+    defaultTests(t);
     dataRuleTests(t);
     ownershipTests(t);
     lifecycleTests(t);

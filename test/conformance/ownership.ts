@@ -108,7 +108,7 @@ export function ownershipTests(t: Ctx): void {
       const read = await t.store.getCheckpoint(t.scope, cp.id);
       expect(read?.channels).toEqual({ state: deepInput(), messages: [deepInput()] });
       scribble(read?.channels.state);
-      (read?.channels.messages as unknown[]).push('x');
+      (read!.channels.messages as unknown[]).push('x');
       const latest = await t.store.latestCheckpoint(t.scope, run);
       expect(latest?.channels).toEqual({ state: deepInput(), messages: [deepInput()] });
       const next = await t.store.putCheckpoint(t.scope, {
@@ -118,7 +118,7 @@ export function ownershipTests(t: Ctx): void {
       });
       const history = await t.store.listCheckpoints(t.scope, run);
       scribble(history.items[0]?.channels.state);
-      (history.items[1]?.channels.messages as unknown[]).push('y');
+      (history.items[1]!.channels.messages as unknown[]).push('y');
       expect((await t.store.getCheckpoint(t.scope, next.id))?.channels.messages).toEqual([
         deepInput(),
         deepInput(),
