@@ -1,9 +1,9 @@
 /**
- * node --import tsx test/store/redis-child/work.ts <increment|begin> <url> <tenant> <user> <taskId> <n|key>
+ * node --import tsx test/store/redis-child/work.ts <increment|begin> <url> <tenant> <user> <taskId> <n>
  *
  * Prints `ready`, waits for a line on stdin, then either does n read-modify-write increments of
- * task.data.counter (retrying on version_conflict) and prints {"done", "conflicts"}, or begins one action
- * with idempotency key <key> and prints {"id", "created"}.
+ * task.data.counter (retrying on version_conflict) and prints {"done", "conflicts"}, or begins actions
+ * with the idempotency keys `key-0` .. `key-<n-1>` and prints {"ids", "created"}.
  */
 import { createInterface } from 'node:readline';
 import { isAgentStateError } from '../../../src/core/errors.js';
@@ -41,13 +41,15 @@ if (mode === 'increment') {
   }
   result = { done: Number(arg), conflicts };
 } else {
-  const begun = await store.beginAction(scope, {
-    task_id: taskId,
-    type: 'tool_call',
-    params: {},
-    idempotency_key: arg,
-  });
-  result = { id: begun.action.id, created: begun.created };
+  const ids: string[] = [];
+  let created = 0;
+  for (let i = 0; i < Number(arg); i++) {
+    const input = { task_id: taskId, type: 'tool_call', params: {}, idempotency_key: `key-${i}` };
+    const begun = await store.beginAction(scope, input);
+    ids.push(begun.action.id);
+    if (begun.created) created++;
+  }
+  result = { ids, created };
 }
 await store.close();
 process.stdout.write(`${JSON.stringify(result)}\n`);
