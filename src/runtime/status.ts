@@ -5,6 +5,7 @@ import { missingSlots, type TaskType } from './task-type.js';
 
 export type Progress =
   | { readonly kind: 'running'; readonly step: number; readonly tool: string }
+  | { readonly kind: 'completed'; readonly step: number; readonly tool: string }
   | { readonly kind: 'blocked'; readonly reason: string }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'done'; readonly outcome: string };
@@ -22,9 +23,11 @@ export function statusLine(type: TaskType, state: TaskState, slots: JsonObject, 
       return `${about}: waiting for confirmation`;
     case 'EXECUTING':
       if (progress?.kind === 'blocked') return `${about}: blocked: ${progress.reason}`;
-      if (progress?.kind === 'running') {
+      if (progress?.kind === 'running' || progress?.kind === 'completed') {
         const of = type.steps === null ? '' : ` of ${type.steps}`;
-        return `${about}: running step ${progress.step}${of} (${progress.tool})`;
+        return progress.kind === 'running'
+          ? `${about}: running step ${progress.step}${of} (${progress.tool})`
+          : `${about}: step ${progress.step}${of} done (${progress.tool})`;
       }
       return `${about}: executing`;
     case 'DONE':

@@ -1,0 +1,247 @@
+/**
+ * EXECUTING: the task's tool calls, one after the other, each with a checkpoint before (the PENDING action
+ * and the checkpoint in one commit) and after (the result and the checkpoint in one commit). A step whose
+ * action already exists is not run again: SUCCESS gives its result, FAILED fails the task, UNKNOWN blocks
+ * it, PENDING (a crash during the call) goes through recovery.
+ */
+import { invalidRequest } from '../core/errors.js';
+import type { JsonValue } from '../core/json.js';
+import type { Action, ActionError, Task } from '../core/model.js';
+import type { Language } from '../models/types.js';
+import { actionKey, executeAction, type RetryPolicy, recoverAction, type ToolOutcome } from './actions.js';
+import { blockedText, failedText } from './replies.js';
+import type { RunContext } from './run-context.js';
+import { statusLine } from './status.js';
+import type { TaskType } from './task-type.js';
+import type { ToolRegistry } from './tool.js';
+
+/** The task's last write of the turn, made with the turn's messages. */
+export interface FinalWrite {
+  readonly state: 'DONE' | 'FAILED' | null;
+  readonly status_line: string;
+  readonly cause: string;
+  readonly fail_action: { readonly id: string; readonly error: ActionError } | null;
+}
+
+export interface ExecutionReport {
+  readonly task: Task;
+  readonly write: FinalWrite;
+  readonly text: string;
+  readonly actions: Action[];
+}
+
+export interface ExecuteEnv {
+  readonly tools: ToolRegistry;
+  readonly policy: RetryPolicy;
+  readonly language: Language;
+  readonly sessionId: string;
+}
+
+function pick(tasks: readonly Task[], id: string, fallback: Task): Task {
+  return tasks.find((task) => task.id === id) ?? fallback;
+}
+
+export async function executeTask(
+  rt: RunContext,
+  env: ExecuteEnv,
+  start: Task,
+  type: TaskType,
+): Promise<ExecutionReport> {
+  const { store, scope } = rt;
+  const results: JsonValue[] = [];
+  const actions: Action[] = [];
+  let task = start;
+  for (let index = 0; ; index++) {
+    const call = type.nextCall(task.slots, results);
+    if (call === null) {
+      return {
+        task,
+        actions,
+        text: type.doneText(task.slots, results, env.language),
+        write: {
+          state: 'DONE',
+          status_line: statusLine(type, 'DONE', task.slots, { kind: 'done', outcome: summarize(results) }),
+          cause: `all ${results.length} steps succeeded`,
+          fail_action: null,
+        },
+      };
+    }
+    const tool = env.tools.get(call.tool);
+    if (tool === undefined) {
+      throw invalidRequest(
+        `task ${task.id} needs the tool ${call.tool}, which is not in this run's tool registry`,
+      );
+    }
+    const step = index + 1;
+    const key = actionKey(task.id, index, call.params, executionRound(task));
+    const existing = (await rt.read(
+      'action',
+      async () => (await store.getActionByKey(scope, key)) as unknown as JsonValue,
+    )) as unknown as Action | null;
+    if (existing?.status === 'SUCCESS') {
+      results.push(existing.result);
+      actions.push(existing);
+      continue;
+    }
+    if (existing?.status === 'FAILED') {
+      actions.push(existing);
+      return failed(type, task, actions, existing.error?.message ?? 'the step failed', env.language, null);
+    }
+    if (existing?.status === 'UNKNOWN') {
+      actions.push(existing);
+      return blocked(type, task, actions, existing, call.tool, env.language);
+    }
+    let action: Action;
+    let fresh: boolean;
+    if (existing === null) {
+      const { result, replayed } = await rt.commit(
+        `before ${call.tool} (step ${step})`,
+        {
+          begin_actions: [
+            {
+              task_id: task.id,
+              session_id: env.sessionId,
+              type: 'tool_call',
+              tool: call.tool,
+              params: call.params,
+              idempotency_key: key,
+            },
+          ],
+          update_tasks: [
+            {
+              id: task.id,
+              expected_version: task.version,
+              patch: {
+                status_line: statusLine(type, 'EXECUTING', task.slots, {
+                  kind: 'running',
+                  step,
+                  tool: call.tool,
+                }),
+              },
+            },
+          ],
+        },
+        task.id,
+      );
+      const begun = result.actions.find((a) => a.idempotency_key === key);
+      if (begun === undefined) throw invalidRequest(`the store returned no action for key ${key}`);
+      action = begun;
+      task = pick(result.tasks, task.id, task);
+      fresh = !replayed && begun.status === 'PENDING';
+    } else {
+      action = existing;
+      fresh = false;
+    }
+    const runner = { store, scope, tool, policy: env.policy };
+    const outcome = (await rt.read('tool', async () =>
+      fresh
+        ? ((await executeAction(runner, action)) as unknown as JsonValue)
+        : ((await recoverAction(
+            runner,
+            action,
+            action.attempts,
+            'the run stopped during this call',
+          )) as unknown as JsonValue),
+    )) as unknown as ToolOutcome;
+    if (outcome.status === 'FAILED') {
+      const error = { code: outcome.code, message: outcome.message };
+      return failed(type, task, [...actions, action], outcome.message, env.language, {
+        id: action.id,
+        error,
+      });
+    }
+    if (outcome.status === 'UNKNOWN') {
+      const marked = (await rt.read('action.unknown', async () => {
+        const now = await store.getAction(scope, action.id);
+        if (now !== null && now.status === 'PENDING') {
+          return (await store.markActionUnknown(scope, action.id, outcome.note)) as unknown as JsonValue;
+        }
+        return (now ?? action) as unknown as JsonValue;
+      })) as unknown as Action;
+      return blocked(type, task, [...actions, marked], marked, call.tool, env.language);
+    }
+    const { result } = await rt.commit(
+      `after ${call.tool} (step ${step})`,
+      {
+        complete_actions: [{ id: action.id, status: 'SUCCESS', result: outcome.result }],
+        update_tasks: [
+          {
+            id: task.id,
+            expected_version: task.version,
+            patch: {
+              status_line: statusLine(type, 'EXECUTING', task.slots, {
+                kind: 'completed',
+                step,
+                tool: call.tool,
+              }),
+            },
+          },
+        ],
+      },
+      task.id,
+    );
+    task = pick(result.tasks, task.id, task);
+    actions.push(result.actions.find((a) => a.id === action.id) ?? action);
+    results.push(outcome.result);
+  }
+}
+
+/** How many times the task went back from FAILED to try again (kept in `data.round`). */
+export function executionRound(task: Task): number {
+  const round = task.data.round;
+  return typeof round === 'number' && Number.isInteger(round) && round > 0 ? round : 0;
+}
+
+function summarize(results: readonly JsonValue[]): string {
+  const last = results[results.length - 1];
+  if (last !== null && typeof last === 'object' && !Array.isArray(last)) {
+    for (const key of ['booking_id', 'url', 'id']) {
+      const value = last[key];
+      if (typeof value === 'string' || typeof value === 'number') return `${key} ${value}`;
+    }
+  }
+  return `${results.length} steps`;
+}
+
+function failed(
+  type: TaskType,
+  task: Task,
+  actions: Action[],
+  reason: string,
+  language: Language,
+  failAction: FinalWrite['fail_action'],
+): ExecutionReport {
+  return {
+    task,
+    actions,
+    text: failedText(type, task.slots, reason, language),
+    write: {
+      state: 'FAILED',
+      status_line: statusLine(type, 'FAILED', task.slots, { kind: 'failed', reason }),
+      cause: `a step failed: ${reason}`,
+      fail_action: failAction,
+    },
+  };
+}
+
+function blocked(
+  type: TaskType,
+  task: Task,
+  actions: Action[],
+  action: Action,
+  tool: string,
+  language: Language,
+): ExecutionReport {
+  const reason = `${tool} (${action.id}) may or may not have happened: ${action.note ?? 'outcome unknown'}; resolve the action to continue`;
+  return {
+    task,
+    actions,
+    text: blockedText(type, task.slots, tool, action.id, language),
+    write: {
+      state: null,
+      status_line: statusLine(type, 'EXECUTING', task.slots, { kind: 'blocked', reason }),
+      cause: 'blocked',
+      fail_action: null,
+    },
+  };
+}

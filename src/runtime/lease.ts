@@ -1,0 +1,65 @@
+/**
+ * The right to run a session: a lease named `session:<id>`. A second process gets a `conflict` error and
+ * never a second execution; a dead owner's lease expires after its TTL. The holder renews it while it runs.
+ */
+import { randomBytes } from 'node:crypto';
+import { AgentStateError } from '../core/errors.js';
+import type { Scope, StateStore } from '../store/types.js';
+
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+
+export function defaultLeaseOwner(): string {
+  return `pid${process.pid}-${randomBytes(6).toString('hex')}`;
+}
+
+export interface HeldLease {
+  /** Extends the lease; throws `conflict` when another owner took it (ours had expired). */
+  renew(): Promise<void>;
+  release(): Promise<void>;
+}
+
+export async function acquireSessionLease(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  owner: string,
+  ttlMs: number,
+): Promise<HeldLease> {
+  const name = `session:${sessionId}`;
+  const lease = await store.acquireLease(scope, name, owner, ttlMs);
+  if (lease === null) {
+    throw new AgentStateError(
+      'conflict',
+      `session ${sessionId} is being run by another process; its lease is held until it finishes or expires (ttl ${ttlMs} ms)`,
+      { details: { session_id: sessionId, lease: name } },
+    );
+  }
+  let released = false;
+  const renew = async () => {
+    if (released) return;
+    const again = await store.acquireLease(scope, name, owner, ttlMs);
+    if (again === null) {
+      throw new AgentStateError('conflict', `session ${sessionId}: the lease was lost to another process`, {
+        details: { session_id: sessionId, lease: name },
+      });
+    }
+  };
+  const timer = setInterval(
+    () => {
+      renew().catch(() => {
+        // The next commit renews again and reports the loss.
+      });
+    },
+    Math.max(1_000, Math.floor(ttlMs / 3)),
+  );
+  timer.unref();
+  return {
+    renew,
+    release: async () => {
+      if (released) return;
+      released = true;
+      clearInterval(timer);
+      await store.releaseLease(scope, name, owner).catch(() => false);
+    },
+  };
+}

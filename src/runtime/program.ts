@@ -1,0 +1,310 @@
+/**
+ * One turn as a deterministic program over a RunContext: load, route, extract, merge slots, advance the
+ * state machine, execute, reply, commit. Every non-deterministic value goes through `rt.read` and every
+ * write through `rt.commit`, so running it again over a recorded journal replays the interrupted run.
+ */
+
+import { isoAt } from '../core/clock.js';
+import { newId } from '../core/ids.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import type { Action, Task, TaskState } from '../core/model.js';
+import { todayIn } from '../models/rules/dates.js';
+import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
+import type { NewTask, TaskPatch } from '../store/types.js';
+import type { RetryPolicy } from './actions.js';
+import { type Agent, taskTypeOf } from './agent.js';
+import { executeTask } from './execute.js';
+import { chooseLanguage, chooseTimezone } from './locale.js';
+import { askText, cancelledText, declinedText, errorsText, nothingText } from './replies.js';
+import { type RouteOutcome, routeByRules } from './router.js';
+import type { RunContext } from './run-context.js';
+import { loadSnapshot, openTaskInfo, type Snapshot } from './snapshot.js';
+import { advance, type Reaction } from './state-machine.js';
+import { statusLine } from './status.js';
+import { type TaskType, taskTypeInfo } from './task-type.js';
+import type { ToolRegistry } from './tool.js';
+
+export interface ProgramEnv {
+  readonly agent: Agent;
+  readonly model: Model;
+  readonly tools: ToolRegistry;
+  readonly policy: RetryPolicy;
+  /** The time zone when the session's context names none. */
+  readonly timezone: string;
+}
+
+/** What the final checkpoint keeps as the run's output. */
+export interface RunOutput {
+  readonly reply: string;
+  readonly language: Language;
+  readonly task_ids: string[];
+  readonly action_ids: string[];
+  readonly checkpoint_id: string;
+}
+
+const FILLING: readonly TaskState[] = ['INIT', 'COLLECTING', 'CONFIRMING'];
+
+function json<T>(value: T): JsonValue {
+  return value as unknown as JsonValue;
+}
+
+function byRecency(a: OpenTaskInfo, b: OpenTaskInfo): number {
+  return b.updated_at.localeCompare(a.updated_at) || b.id.localeCompare(a.id);
+}
+
+function fromDecision(decision: RouteDecision, tasks: readonly OpenTaskInfo[], agent: Agent): RouteOutcome {
+  if (decision.task_id !== null && tasks.some((task) => task.id === decision.task_id)) {
+    return { kind: 'task', task_id: decision.task_id, reason: decision.reason };
+  }
+  if (decision.new_task_type !== null && taskTypeOf(agent, decision.new_task_type) !== undefined) {
+    return { kind: 'new', type: decision.new_task_type, reason: decision.reason };
+  }
+  return { kind: 'none', reason: decision.reason };
+}
+
+type Write =
+  | { readonly kind: 'create'; readonly task: NewTask }
+  | {
+      readonly kind: 'update';
+      readonly id: string;
+      readonly expected_version: number;
+      readonly patch: TaskPatch;
+    };
+
+function reactionText(
+  type: TaskType,
+  reaction: Reaction,
+  slots: JsonObject,
+  line: string,
+  errors: Parameters<typeof askText>[2],
+  language: Language,
+): string {
+  switch (reaction.kind) {
+    case 'ask':
+      return askText(type, reaction.slot, errors, language);
+    case 'confirm':
+      return (
+        (errors.length > 0 ? `${errorsText(errors, language)} ` : '') + type.confirmText(slots, language)
+      );
+    case 'declined':
+      return declinedText(language);
+    case 'cancelled':
+      return cancelledText(type, slots, language);
+    default:
+      return errors.length > 0 ? `${errorsText(errors, language)} ${line}` : line;
+  }
+}
+
+export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOutput> {
+  const { agent, model } = env;
+  const { input, session_id: sessionId } = rt.header;
+  const snap = (await rt.read('load', async () =>
+    json(await loadSnapshot(rt.store, rt.scope, sessionId, agent)),
+  )) as unknown as Snapshot;
+  const nowMs = await rt.now();
+  await rt.commit('start', null, null);
+
+  const session = snap.session;
+  const language = chooseLanguage(session.context, input);
+  const timezone = chooseTimezone(session.context, env.timezone);
+  const context = { today: todayIn(nowMs, timezone) };
+  const infos = snap.tasks.map((task) => openTaskInfo(agent, task));
+  const typeInfos = agent.taskTypes.map(taskTypeInfo);
+  const focus = infos.filter((task) => FILLING.includes(task.state)).sort(byRecency)[0];
+  const expectingOf = (task: OpenTaskInfo | undefined) =>
+    task?.missing[0] === undefined ? null : { type: task.type, slot: task.missing[0] };
+  const base = { input, now: isoAt(nowMs), timezone, language };
+
+  const first = (await rt.read('model.extract', async () =>
+    json(await model.extract({ ...base, taskTypes: typeInfos, expecting: expectingOf(focus) })),
+  )) as unknown as Extraction;
+  let route = routeByRules(first, infos);
+  if (route.kind === 'model') {
+    const decision = (await rt.read('model.route', async () =>
+      json(await model.route({ input, extraction: first, tasks: infos, taskTypes: typeInfos })),
+    )) as unknown as RouteDecision;
+    route = fromDecision(decision, infos, agent);
+  }
+
+  const parts: string[] = [];
+  const writes: Write[] = [];
+  const failActions: { id: string; error: { code: string; message: string } }[] = [];
+  const touched: string[] = [];
+  const actions: Action[] = [];
+  let reaction: Reaction | null = null;
+  let targetId: string | null = null;
+  let target: Task | null = null;
+  let cancelledOrTarget = new Set<string>();
+
+  const type: TaskType | undefined =
+    route.kind === 'task'
+      ? taskTypeOf(agent, snap.tasks.find((task) => task.id === route.task_id)?.type ?? '')
+      : route.kind === 'new'
+        ? taskTypeOf(agent, route.type)
+        : undefined;
+  if (route.kind === 'task') target = snap.tasks.find((task) => task.id === route.task_id) ?? null;
+  if (type !== undefined) {
+    targetId = target?.id ?? ((await rt.read('random', async () => newId('task'))) as string);
+    touched.push(targetId);
+    const info = target === null ? undefined : infos.find((task) => task.id === target?.id);
+    let extraction = first;
+    if (info !== undefined && info.id !== focus?.id && expectingOf(info) !== null) {
+      extraction = (await rt.read('model.extract', async () =>
+        json(await model.extract({ ...base, taskTypes: [taskTypeInfo(type)], expecting: expectingOf(info) })),
+      )) as unknown as Extraction;
+    }
+    const adv = advance(
+      type,
+      {
+        state: target?.state ?? 'INIT',
+        slots: target?.slots ?? {},
+        found: extraction.slots[type.name] ?? {},
+        answer: extraction.answer,
+        cancel: extraction.cancel,
+      },
+      context,
+    );
+    reaction = adv.reaction;
+    const executes = adv.reaction.kind === 'execute';
+    let current = target;
+    let data: JsonObject = target?.data ?? {};
+    const adopt = target !== null && target.session_id !== sessionId ? { session_id: sessionId } : {};
+    const writeFor = (state: TaskState | null, cause: string): Write => {
+      const line = statusLine(type, state ?? current?.state ?? 'COLLECTING', adv.slots);
+      if (current === null) {
+        return {
+          kind: 'create',
+          task: {
+            id: targetId!,
+            session_id: sessionId,
+            type: type.name,
+            state: state ?? 'COLLECTING',
+            slots: adv.slots,
+            status_line: line,
+            data,
+          },
+        };
+      }
+      const patch: TaskPatch = {
+        slots: adv.slots,
+        status_line: line,
+        data,
+        ...adopt,
+        ...(state === null ? {} : { state, cause }),
+      };
+      return { kind: 'update', id: current.id, expected_version: current.version, patch };
+    };
+    for (let i = 0; i < adv.transitions.length; i++) {
+      const transition = adv.transitions[i]!;
+      if (transition.to === 'COLLECTING' && current?.state === 'FAILED') {
+        data = { ...data, round: (typeof data.round === 'number' ? data.round : 0) + 1 };
+      }
+      const write = writeFor(transition.to, transition.cause);
+      if (!executes && i === adv.transitions.length - 1) {
+        writes.push(write);
+        break;
+      }
+      const batch = write.kind === 'create' ? { create_tasks: [write.task] } : { update_tasks: [write] };
+      const { result } = await rt.commit(transition.to.toLowerCase(), batch, targetId);
+      current = result.tasks.find((task) => task.id === targetId) ?? current;
+    }
+    if (adv.transitions.length === 0 && current !== null) {
+      const write = writeFor(null, '');
+      const changed =
+        adv.changed.length > 0 ||
+        'session_id' in adopt ||
+        current.status_line !== (write.kind === 'update' ? write.patch.status_line : '');
+      if (changed && current.state !== 'EXECUTING') writes.push(write);
+    }
+    if (adv.state === 'CANCELLED') cancelledOrTarget = new Set([targetId]);
+    if (executes && current !== null) target = current;
+    if (!executes && !(adv.state === 'EXECUTING')) {
+      parts.push(
+        reactionText(
+          type,
+          adv.reaction,
+          adv.slots,
+          statusLine(type, adv.state, adv.slots),
+          adv.errors,
+          language,
+        ),
+      );
+    }
+  } else {
+    parts.push(
+      nothingText(
+        agent.greeting[language],
+        infos.map((task) => task.status_line),
+        language,
+      ),
+    );
+  }
+
+  // EXECUTING: tasks left executing by earlier turns (continued once their blocking action is resolved),
+  // then the target if it was just confirmed.
+  const running = snap.tasks.filter((task) => task.state === 'EXECUTING' && !cancelledOrTarget.has(task.id));
+  if (target !== null && target.state === 'EXECUTING' && !running.some((task) => task.id === target?.id))
+    running.push(target);
+  for (const task of running) {
+    const taskType = taskTypeOf(agent, task.type);
+    if (taskType === undefined) continue;
+    const report = await executeTask(
+      rt,
+      { tools: env.tools, policy: env.policy, language, sessionId },
+      task,
+      taskType,
+    );
+    actions.push(...report.actions);
+    const isTarget = task.id === targetId;
+    if (!touched.includes(task.id)) touched.push(task.id);
+    const { write } = report;
+    if (write.fail_action !== null) failActions.push(write.fail_action);
+    const changedLine = write.status_line !== report.task.status_line || write.state !== null;
+    if (changedLine) {
+      writes.push({
+        kind: 'update',
+        id: report.task.id,
+        expected_version: report.task.version,
+        patch: {
+          status_line: write.status_line,
+          ...(write.state === null ? {} : { state: write.state, cause: write.cause }),
+          ...(report.task.session_id === sessionId ? {} : { session_id: sessionId }),
+        },
+      });
+    }
+    if (isTarget || changedLine) parts.push(report.text);
+  }
+
+  const draft = parts.join('\n');
+  const targetInfo = infos.find((task) => task.id === targetId) ?? null;
+  const reply = (await rt.read('model.reply', async () =>
+    json(await model.reply({ input, language, draft, task: targetInfo })),
+  )) as string;
+  const waiting = reaction !== null && ['ask', 'confirm', 'declined'].includes(reaction.kind);
+  const status = waiting ? 'waiting_for_user' : 'active';
+  const actionIds = [...new Set(actions.map((action) => action.id))];
+  const output = { reply, language, task_ids: touched, action_ids: actionIds };
+  const { result } = await rt.commit(
+    'turn',
+    {
+      ...(session.status === status
+        ? {}
+        : { session: { id: sessionId, expected_version: session.version, patch: { status } } }),
+      create_tasks: writes.flatMap((w) => (w.kind === 'create' ? [w.task] : [])),
+      update_tasks: writes.flatMap((w) =>
+        w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
+      ),
+      complete_actions: failActions.map((f) => ({ id: f.id, status: 'FAILED' as const, error: f.error })),
+      messages: {
+        session_id: sessionId,
+        items: [
+          { role: 'user', content: input, metadata: { run_id: rt.runId } },
+          { role: 'assistant', content: reply, metadata: { run_id: rt.runId, task_ids: touched } },
+        ],
+      },
+    },
+    targetId,
+    { output },
+  );
+  return { ...output, checkpoint_id: result.checkpoint_id };
+}

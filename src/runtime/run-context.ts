@@ -1,0 +1,155 @@
+/**
+ * One run of a turn: its journal, its checkpoints and its commits. Every commit carries a checkpoint (in the
+ * same atomic batch) whose `journal` channel holds everything recorded so far, so "commit k happened" and
+ * "checkpoint k exists" are one fact. A resumed run replays commits it finds in the journal instead of
+ * writing them again; the last one's result is read back from the store, which holds exactly its writes.
+ */
+import type { Clock } from '../core/clock.js';
+import { newId } from '../core/ids.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
+import type { Action, Session, Task } from '../core/model.js';
+import type { Scope, StateStore, TurnBatch } from '../store/types.js';
+import { Journal, type JournalEntry } from './journal.js';
+
+/** What a commit returns to the run (plain JSON, so it is recorded). */
+export interface CommitResult {
+  readonly session: Session | null;
+  readonly tasks: Task[];
+  readonly actions: Action[];
+  readonly checkpoint_id: string;
+}
+
+export type CommitBatch = Omit<TurnBatch, 'checkpoint'>;
+
+interface CommitMarker {
+  readonly step: number;
+  readonly label: string;
+  readonly checkpoint_id: string;
+}
+
+export interface RunHeader {
+  readonly run_id: string;
+  readonly session_id: string;
+  readonly agent: string;
+  readonly model: string;
+  readonly input: string;
+}
+
+export class RunContext {
+  readonly journal: Journal;
+  private nextStep = 0;
+  private parentId: string | null = null;
+  lastCheckpointId: string | null = null;
+
+  constructor(
+    readonly store: StateStore,
+    readonly scope: Scope,
+    readonly header: RunHeader,
+    readonly clock: Clock,
+    recorded: readonly JournalEntry[],
+    private readonly onCommit: () => Promise<void>,
+  ) {
+    this.journal = new Journal(recorded);
+  }
+
+  get runId(): string {
+    return this.header.run_id;
+  }
+
+  /** A non-deterministic value: recorded now, or replayed from the journal. */
+  read<T extends JsonValue>(kind: string, produce: () => Promise<T>): Promise<T> {
+    return this.journal.step(kind, produce);
+  }
+
+  now(): Promise<number> {
+    return this.read('clock', async () => this.clock.now());
+  }
+
+  /**
+   * Writes `batch` and a checkpoint atomically (a checkpoint alone when `batch` is null), or replays the
+   * commit when the journal shows it happened. `replayed` tells the caller which.
+   */
+  async commit(
+    label: string,
+    batch: CommitBatch | null,
+    taskId: string | null,
+    extra: JsonObject = {},
+  ): Promise<{ result: CommitResult; replayed: boolean }> {
+    const marker = this.journal.replayMarker('commit') as CommitMarker | undefined;
+    if (marker !== undefined) {
+      this.nextStep = marker.step + 1;
+      this.parentId = marker.checkpoint_id;
+      this.lastCheckpointId = marker.checkpoint_id;
+      const result = (await this.journal.step('commit.result', async () =>
+        this.reload(batch, marker.checkpoint_id),
+      )) as unknown as CommitResult;
+      return { result, replayed: true };
+    }
+    const checkpointId = newId('checkpoint');
+    const mark: CommitMarker = { step: this.nextStep, label, checkpoint_id: checkpointId };
+    const undo = this.journal.mark('commit', { ...mark });
+    const checkpoint = {
+      id: checkpointId,
+      run_id: this.header.run_id,
+      session_id: this.header.session_id,
+      task_id: taskId,
+      step: mark.step,
+      parent_id: this.parentId,
+      label,
+      channels: { run: { ...this.header }, journal: this.journal.entries.map((e) => ({ ...e })), ...extra },
+      metadata: { label, replayed_entries: this.journal.replayed },
+    };
+    let summary: CommitResult;
+    try {
+      if (batch === null) {
+        await this.store.putCheckpoint(this.scope, checkpoint);
+        summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
+      } else {
+        const done = await this.store.commitTurn(this.scope, { ...batch, checkpoint });
+        summary = {
+          session: done.session,
+          tasks: done.tasks,
+          actions: done.actions,
+          checkpoint_id: checkpointId,
+        };
+      }
+    } catch (error) {
+      undo.undo();
+      throw error;
+    }
+    this.nextStep = mark.step + 1;
+    this.parentId = checkpointId;
+    this.lastCheckpointId = checkpointId;
+    await this.onCommit();
+    const result = (await this.journal.step(
+      'commit.result',
+      async () => summary as unknown as JsonValue,
+    )) as unknown;
+    return { result: result as CommitResult, replayed: false };
+  }
+
+  /** The result of the last commit before a crash, read back from the store. */
+  private async reload(batch: CommitBatch | null, checkpointId: string): Promise<JsonValue> {
+    const { store, scope } = this;
+    const session = batch?.session === undefined ? null : await store.getSession(scope, batch.session.id);
+    const tasks: Task[] = [];
+    for (const id of [
+      ...(batch?.create_tasks ?? []).map((t) => t.id ?? ''),
+      ...(batch?.update_tasks ?? []).map((u) => u.id),
+    ]) {
+      const task = await store.getTask(scope, id);
+      if (task !== null) tasks.push(task);
+    }
+    const actions: Action[] = [];
+    for (const begun of batch?.begin_actions ?? []) {
+      const action = await store.getActionByKey(scope, begun.idempotency_key);
+      if (action !== null) actions.push(action);
+    }
+    for (const completed of batch?.complete_actions ?? []) {
+      const action = await store.getAction(scope, completed.id);
+      if (action !== null) actions.push(action);
+    }
+    const result: CommitResult = { session, tasks, actions, checkpoint_id: checkpointId };
+    return result as unknown as JsonValue;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * What a turn starts from: the session and the open tasks it may touch. Tasks of this session, and open
+ * tasks of the same user whose session has expired or ended (tasks outlive sessions): a new session of the
+ * user finds them and can continue them.
+ */
+
+import { AgentStateError } from '../core/errors.js';
+import type { Session, Task } from '../core/model.js';
+import { OPEN_TASK_STATES } from '../core/model.js';
+import type { OpenTaskInfo } from '../models/types.js';
+import type { Scope, StateStore } from '../store/types.js';
+import type { Agent } from './agent.js';
+import { taskTypeOf } from './agent.js';
+import { missingSlots } from './task-type.js';
+
+export interface Snapshot {
+  readonly session: Session;
+  readonly tasks: Task[];
+}
+
+const MAX_OPEN_TASKS = 200;
+
+export async function loadSnapshot(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  agent: Agent,
+): Promise<Snapshot> {
+  const session = await store.getSession(scope, sessionId);
+  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const types = new Set(agent.taskTypes.map((type) => type.name));
+  const page = await store.listTasks(scope, { state: OPEN_TASK_STATES, limit: MAX_OPEN_TASKS });
+  const liveSessions = new Map<string, boolean>([[session.id, true]]);
+  const tasks: Task[] = [];
+  for (const task of page.items) {
+    if (!types.has(task.type)) continue;
+    const owner = task.session_id;
+    if (owner !== null && !liveSessions.has(owner)) {
+      const other = await store.getSession(scope, owner);
+      liveSessions.set(owner, other !== null && other.status !== 'ended' && other.status !== 'expired');
+    }
+    // A task of another live session belongs to that session; an orphan is this session's to continue.
+    if (owner !== null && owner !== session.id && liveSessions.get(owner) === true) continue;
+    tasks.push(task);
+  }
+  tasks.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  return { session, tasks };
+}
+
+export function openTaskInfo(agent: Agent, task: Task): OpenTaskInfo {
+  const type = taskTypeOf(agent, task.type);
+  return {
+    id: task.id,
+    type: task.type,
+    state: task.state,
+    slots: task.slots,
+    missing: type === undefined ? [] : missingSlots(type, task.slots),
+    status_line: task.status_line,
+    updated_at: task.updated_at,
+  };
+}

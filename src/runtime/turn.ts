@@ -1,0 +1,231 @@
+/**
+ * The entry points: `runTurn` runs one turn of a session's agent; `resumeRun` continues an interrupted run
+ * from its latest checkpoint. Both hold the session's run lease, so two processes never execute one session
+ * at once. A run's id is derived from the session id and the seq of its last message: an interrupted run
+ * has not appended its messages yet, so the next process derives the same id and finds its checkpoints.
+ */
+import { createHash } from 'node:crypto';
+import { type Clock, systemClock } from '../core/clock.js';
+import { AgentStateError, invalidRequest } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Action, Checkpoint, Session, Task } from '../core/model.js';
+import { OPEN_TASK_STATES } from '../core/model.js';
+import type { Language, ModelRegistry } from '../models/types.js';
+import type { Scope, StateStore } from '../store/types.js';
+import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
+import type { AgentRegistry } from './agent.js';
+import type { JournalEntry } from './journal.js';
+import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
+import { type RunOutput, runProgram } from './program.js';
+import { RunContext, type RunHeader } from './run-context.js';
+import type { ToolRegistry } from './tool.js';
+
+export const MAX_INPUT_LENGTH = 8_000;
+
+export interface RuntimeOptions {
+  readonly store: StateStore;
+  readonly scope: Scope;
+  readonly sessionId: string;
+  readonly agents: AgentRegistry;
+  readonly models: ModelRegistry;
+  readonly tools: ToolRegistry;
+  /** Default: the system clock. Read once per run and recorded. */
+  readonly clock?: Clock;
+  /** The agent when the session names none. */
+  readonly agent?: string;
+  /** Model name in `models`. Default 'rules'. */
+  readonly model?: string;
+  /** Time zone when the session's context has no `timezone`. Default 'UTC'. */
+  readonly timezone?: string;
+  readonly retry?: Partial<RetryPolicy>;
+  /** Lease owner (default: pid + random) and TTL in ms (default 30000). */
+  readonly lease?: { readonly owner?: string; readonly ttlMs?: number };
+}
+
+export interface TurnRequest extends RuntimeOptions {
+  readonly input: string;
+}
+
+export interface TurnOutput {
+  readonly run_id: string;
+  readonly reply: string;
+  readonly language: Language;
+  readonly session: Session;
+  /** The tasks the turn touched, then the session's other open tasks. */
+  readonly tasks: Task[];
+  readonly actions: Action[];
+  readonly checkpoint_id: string;
+  /** True when an interrupted run was continued (part of it replayed from its journal). */
+  readonly resumed: boolean;
+}
+
+/** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
+export function runIdFor(sessionId: string, lastSeq: number): string {
+  const bytes = createHash('sha256').update(`${sessionId}\n${lastSeq}`).digest();
+  return newId('run', () => bytes.subarray(0, 16));
+}
+
+interface Pending {
+  readonly runId: string;
+  readonly checkpoint: Checkpoint | null;
+  readonly lastRunId: string | null;
+}
+
+async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
+  const session = await store.getSession(scope, sessionId);
+  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const last = (await store.lastMessages(scope, sessionId, 1))[0];
+  const runId = runIdFor(sessionId, last?.seq ?? 0);
+  const checkpoint = await store.latestCheckpoint(scope, runId);
+  const lastRun = last?.metadata.run_id;
+  return {
+    runId,
+    checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
+    lastRunId: typeof lastRun === 'string' ? lastRun : null,
+  };
+}
+
+async function execute(
+  options: RuntimeOptions,
+  lease: HeldLease,
+  header: RunHeader,
+  recorded: readonly JournalEntry[],
+): Promise<TurnOutput> {
+  const agent = options.agents.get(header.agent);
+  if (agent === undefined)
+    throw invalidRequest(`agent ${JSON.stringify(header.agent)} is not in the agent registry`);
+  const model = options.models.get(header.model);
+  if (model === undefined)
+    throw invalidRequest(`model ${JSON.stringify(header.model)} is not in the model registry`);
+  const rt = new RunContext(
+    options.store,
+    options.scope,
+    header,
+    options.clock ?? systemClock,
+    recorded,
+    () => lease.renew(),
+  );
+  const output = await runProgram(rt, {
+    agent,
+    model,
+    tools: options.tools,
+    policy: { ...DEFAULT_RETRY, ...options.retry },
+    timezone: options.timezone ?? 'UTC',
+  });
+  return collect(options, header.run_id, output, recorded.length > 0);
+}
+
+/** The turn's records as they are now, for the caller. */
+async function collect(
+  options: RuntimeOptions,
+  runId: string,
+  output: RunOutput,
+  resumed: boolean,
+): Promise<TurnOutput> {
+  const { store, scope, sessionId } = options;
+  const session = await store.getSession(scope, sessionId);
+  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const tasks: Task[] = [];
+  for (const id of output.task_ids) {
+    const task = await store.getTask(scope, id);
+    if (task !== null) tasks.push(task);
+  }
+  const open = await store.listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 100 });
+  for (const task of open.items) if (!output.task_ids.includes(task.id)) tasks.push(task);
+  const actions: Action[] = [];
+  for (const id of output.action_ids) {
+    const action = await store.getAction(scope, id);
+    if (action !== null) actions.push(action);
+  }
+  return {
+    run_id: runId,
+    reply: output.reply,
+    language: output.language,
+    session,
+    tasks,
+    actions,
+    checkpoint_id: output.checkpoint_id,
+    resumed,
+  };
+}
+
+function headerOf(checkpoint: Checkpoint): RunHeader {
+  const run = checkpoint.channels.run as unknown as RunHeader | undefined;
+  if (run === undefined || typeof run.input !== 'string') {
+    throw new AgentStateError('internal', `checkpoint ${checkpoint.id} has no run header`);
+  }
+  return run;
+}
+
+function journalOf(checkpoint: Checkpoint): JournalEntry[] {
+  const journal = checkpoint.channels.journal;
+  return Array.isArray(journal) ? (journal as unknown as JournalEntry[]) : [];
+}
+
+async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) => Promise<T>): Promise<T> {
+  const lease = await acquireSessionLease(
+    options.store,
+    options.scope,
+    options.sessionId,
+    options.lease?.owner ?? defaultLeaseOwner(),
+    options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
+  );
+  try {
+    return await work(lease);
+  } finally {
+    await lease.release();
+  }
+}
+
+/**
+ * Runs one turn. An interrupted run of the session is finished first; when it had the same input (a client
+ * retrying after a lost answer), its output is the answer and the input is not run twice.
+ */
+export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
+  const { input } = request;
+  if (typeof input !== 'string' || input.trim().length === 0)
+    throw invalidRequest('input: must be a non-empty string');
+  if (input.length > MAX_INPUT_LENGTH)
+    throw invalidRequest(`input: longer than ${MAX_INPUT_LENGTH} characters`);
+  return withLease(request, async (lease) => {
+    const pending = await findRun(request.store, request.scope, request.sessionId);
+    if (pending.checkpoint !== null) {
+      const header = headerOf(pending.checkpoint);
+      const finished = await execute(request, lease, header, journalOf(pending.checkpoint));
+      if (header.input === input) return finished;
+    }
+    const fresh =
+      pending.checkpoint === null ? pending : await findRun(request.store, request.scope, request.sessionId);
+    const session = await request.store.getSession(request.scope, request.sessionId);
+    const agent = session?.agent ?? request.agent;
+    if (agent === undefined || agent === null) {
+      throw invalidRequest(`session ${request.sessionId} names no agent; pass one`);
+    }
+    const header: RunHeader = {
+      run_id: fresh.runId,
+      session_id: request.sessionId,
+      agent,
+      model: request.model ?? 'rules',
+      input,
+    };
+    return execute(request, lease, header, []);
+  });
+}
+
+/**
+ * Continues the session's interrupted run from its latest checkpoint (same session id). When no run is
+ * interrupted, returns the output of the last finished run, or null when the session has had none.
+ */
+export async function resumeRun(options: RuntimeOptions): Promise<TurnOutput | null> {
+  return withLease(options, async (lease) => {
+    const pending = await findRun(options.store, options.scope, options.sessionId);
+    if (pending.checkpoint !== null) {
+      return execute(options, lease, headerOf(pending.checkpoint), journalOf(pending.checkpoint));
+    }
+    if (pending.lastRunId === null) return null;
+    const last = await options.store.latestCheckpoint(options.scope, pending.lastRunId);
+    const output = last?.channels.output as unknown as Omit<RunOutput, 'checkpoint_id'> | undefined;
+    if (last === null || output === undefined) return null;
+    return collect(options, pending.lastRunId, { ...output, checkpoint_id: last.id }, false);
+  });
+}
