@@ -107,7 +107,7 @@ describe('checkpoint benchmark', () => {
     expect(stdout).toContain('# Checkpoint benchmark (tiny)');
   });
 
-  it('runs the PostgreSQL and Redis baselines when asked, and leaves nothing behind', async () => {
+  it('runs the PostgreSQL and Redis systems when asked, and leaves nothing behind', async () => {
     const pg = (await import('pg')).default;
     const { Redis } = await import('ioredis');
     const client = new pg.Client({ connectionString: POSTGRES_URL });
@@ -122,7 +122,8 @@ describe('checkpoint benchmark', () => {
         ).rows
           .map((r) => r.n)
           .sort();
-      const keys = async () => (await redis.keys('agentstate-bench:*')).sort();
+      const keys = async () =>
+        [...(await redis.keys('agentstate-bench:*')), ...(await redis.keys('*{bench-*'))].sort();
       const [schemasBefore, keysBefore] = [await schemas(), await keys()];
       const { report } = await bench(
         'servers',

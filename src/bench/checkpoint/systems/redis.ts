@@ -73,6 +73,36 @@ export const agentstateRedis: SystemSpec = {
   optIn: true,
   async open(context) {
     const store = await openStore(context.redisUrl);
-    return agentstateDriver(store, context.tag, async () => null, true);
+    const match = `*{bench-${context.tag}*`; // every key of the bench's tenant: its name is in the hash tag
+    const tenantKeys = async (each: (redis: Redis, keys: string[]) => Promise<void>) => {
+      const redis = new Redis(context.redisUrl, { maxRetriesPerRequest: 1 });
+      try {
+        for await (const keys of redis.scanStream({ match, count: 500 })) await each(redis, keys as string[]);
+      } finally {
+        redis.disconnect();
+      }
+    };
+    const system = agentstateDriver(
+      store,
+      context.tag,
+      async () => {
+        let bytes = 0;
+        await tenantKeys(async (redis, keys) => {
+          for (const key of keys) bytes += (await redis.memory('USAGE', key)) ?? 0;
+        });
+        return { method: 'MEMORY USAGE of the keys of its tenant', bytes };
+      },
+      true,
+    );
+    return {
+      ...system,
+      async close() {
+        await system.close();
+        // Pruning leaves the run's bookkeeping (sequence, owner); the bench's tenant is its own, so drop it all.
+        await tenantKeys(async (redis, keys) => {
+          if (keys.length > 0) await redis.del(...keys);
+        });
+      },
+    };
   },
 };
