@@ -1,0 +1,112 @@
+/** What only the SQLite store does: its file, pragmas, migrations, and driver failures. */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isAgentStateError } from '../../src/core/errors.js';
+import { migrate } from '../../src/store/sql/migrate.js';
+import { MIGRATIONS } from '../../src/store/sql/schema.js';
+import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { child, runTogether } from './child/run.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agentstate-sqlite-specific-'));
+let n = 0;
+const fresh = () => join(dir, `db${++n}`, 'sub', 'state.db');
+const scope = { tenant_id: 'tenant', user_id: 'user' };
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function migrationRows(file: string) {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare('SELECT version, name, applied_at FROM agentstate_migrations ORDER BY version').all();
+  } finally {
+    db.close();
+  }
+}
+
+describe('sqlite store', () => {
+  it('creates the directories of its path, uses WAL, and records every migration once', async () => {
+    const file = fresh();
+    const store = await openSqliteStore(file);
+    await store.createSession(scope, {});
+    await store.close();
+    expect(existsSync(file)).toBe(true);
+    const rows = migrationRows(file);
+    expect(rows.map((row) => (row as { version: number }).version)).toEqual(MIGRATIONS.map((m) => m.version));
+    const db = new Database(file, { readonly: true });
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+
+    const again = await openSqliteStore(file);
+    expect((await again.listSessions(scope)).items).toHaveLength(1);
+    await again.close();
+    expect(migrationRows(file)).toEqual(rows);
+  });
+
+  it('re-running the migrations applies nothing', async () => {
+    const file = fresh();
+    const driver = openSqliteDriver(file, { synchronous: 'NORMAL', busyTimeoutMs: 1000 });
+    const first = await migrate(driver);
+    const second = await migrate(driver);
+    await driver.close();
+    expect(first.applied).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(second).toEqual({ applied: [], version: first.version });
+  });
+
+  it('applies the synchronous option and turns foreign keys on', async () => {
+    for (const [synchronous, expected] of [
+      ['OFF', 0],
+      ['NORMAL', 1],
+      ['FULL', 2],
+      ['EXTRA', 3],
+    ] as const) {
+      const driver = openSqliteDriver(fresh(), { synchronous, busyTimeoutMs: 1234 });
+      expect(await driver.query.get('PRAGMA synchronous')).toEqual({ synchronous: expected });
+      expect(await driver.query.get('PRAGMA foreign_keys')).toEqual({ foreign_keys: 1 });
+      expect(await driver.query.get('PRAGMA busy_timeout')).toEqual({ timeout: 1234 });
+      await driver.close();
+    }
+    await expect(openSqliteStore(fresh(), { sqliteSynchronous: 'SOMETIMES' as 'OFF' })).rejects.toThrow(
+      /\[sqlite\] sqliteSynchronous must be one of/,
+    );
+  });
+
+  it('three processes opening a new file at once migrate it once', async () => {
+    const file = fresh();
+    const results = await runTogether(
+      [1, 2, 3].map((i) => child('open.ts', [`sqlite:${file}`, 'tenant', `user${i}`])),
+    );
+    expect(results).toHaveLength(3);
+    expect(migrationRows(file)).toHaveLength(MIGRATIONS.length);
+    const store = await openSqliteStore(file);
+    expect((await store.listSessions({ tenant_id: 'tenant' })).items).toHaveLength(3);
+    await store.close();
+  }, 30_000);
+
+  it('a database locked past the busy timeout is store_unavailable, and the next call works', async () => {
+    const file = fresh();
+    const store = await openSqliteStore(file, { sqliteBusyTimeoutMs: 50 });
+    const session = await store.createSession(scope, {});
+    const other = new Database(file);
+    other.exec('BEGIN EXCLUSIVE');
+    const failure = await store
+      .appendMessages(scope, session.id, [{ role: 'user', content: 'hi' }])
+      .catch((e) => e);
+    expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);
+    expect((failure as Error).message).toMatch(/^\[sqlite\] store unavailable: database is locked/);
+    expect(((failure as Error).cause as { code?: string }).code).toBe('SQLITE_BUSY');
+    other.exec('ROLLBACK');
+    other.close();
+    const appended = await store.appendMessages(scope, session.id, [{ role: 'user', content: 'again' }]);
+    expect(appended.map((m) => m.seq)).toEqual([1]);
+    await store.close();
+  });
+
+  it('a path that cannot be a database is store_unavailable', async () => {
+    const failure = await openSqliteStore(dir).catch((e) => e);
+    expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);
+  });
+});
