@@ -1,6 +1,6 @@
 /**
- * The ioredis connection: fails fast while Redis is down (no offline queue, one retry per request) and
- * reconnects on its own afterwards. Scripts are defined once with `defineCommand` (EVALSHA, with EVAL
+ * The ioredis connection: fails fast while Redis is down (no offline queue, no silent resend of a command
+ * whose reply was lost) and reconnects on its own afterwards. Scripts are defined once with `defineCommand` (EVALSHA, with EVAL
  * when the server lost its script cache after a restart).
  */
 import { Redis } from 'ioredis';
@@ -43,6 +43,8 @@ export function createClient(
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
+    // A command whose reply was lost may have run: fail it (store_unavailable) rather than send it again.
+    autoResendUnfulfilledCommands: false,
     enableAutoPipelining: true,
     connectTimeout: options.connectTimeoutMs ?? 2000,
     retryStrategy: (times) => Math.min(50 * times, 500),
