@@ -5,6 +5,18 @@
  *
  * Every test opens a fresh store on a ManualClock, acts as fresh random tenants and users, and closes the
  * store afterwards. Nothing reaches into an adapter's internals: only the StateStore interface is used.
+ *
+ * The rules the suite holds every adapter to, where the contract in src/store/types.ts leaves a choice
+ * (each concern file's header states its own in detail):
+ * - Missing, out-of-scope and expired records are one and the same: reads give null / [] / false, writes
+ *   that need the record (update, append, complete, begin an action on a task) fail with `not_found`.
+ * - Bad input, including an id of the wrong shape or kind anywhere, is `invalid_request`; a stale version is
+ *   `version_conflict` with details {expected_version, current_version}; a caller-chosen id that exists is
+ *   `conflict`; after close() everything is `closed`. Every message starts with `[<adapter>]`.
+ * - Newest first means reverse order of creation (also within one millisecond); memory items are in binary
+ *   key order. Cursors are opaque; a garbage cursor is `invalid_request`.
+ * - sweepExpired is global (not scoped): a harness whose stores share a database with suites running at
+ *   the same time should give this suite its own database, schema or key prefix.
  */
 import { afterAll, describe } from 'vitest';
 import { actionTests } from './actions.js';

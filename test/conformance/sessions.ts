@@ -105,6 +105,20 @@ export function sessionTests(t: Ctx): void {
       expect(ms(updated.expires_at)).toBe(t.clock.now() + 3_600_000);
     });
 
+    it('a patch replaces the context as a whole and may set or clear the agent', async () => {
+      const created = await t.store.createSession(t.scope, { context: { a: 1, b: { c: 2 } } });
+      const withAgent = await t.store.updateSession(t.scope, created.id, 1, {
+        context: { b: {} },
+        agent: 'deploy',
+      });
+      expect(withAgent.context).toEqual({ b: {} });
+      expect(withAgent.agent).toBe('deploy');
+      const cleared = await t.store.updateSession(t.scope, created.id, 2, { agent: null });
+      expect(cleared.agent).toBeNull();
+      expect(cleared.context).toEqual({ b: {} });
+      expect(await t.store.getSession(t.scope, created.id)).toEqual(cleared);
+    });
+
     it('updating a missing session is not_found', async () => {
       const id = newId('session');
       await expectError(t.store, t.store.updateSession(t.scope, id, 1, { context: {} }), 'not_found', id);

@@ -141,6 +141,24 @@ export function taskTests(t: Ctx): void {
       expect(await t.store.listTaskEvents(t.scope, created.id)).toHaveLength(1);
     });
 
+    it('a task can move to another session; the default cause of a state change is update', async () => {
+      const first = await session(t.store, t.scope);
+      const second = await session(t.store, t.scope);
+      const created = await task(t.store, t.scope, first.id);
+      const moved = await t.store.updateTask(t.scope, created.id, 1, {
+        session_id: second.id,
+        state: 'COLLECTING',
+      });
+      expect(moved.session_id).toBe(second.id);
+      expect((await t.store.listTasks(t.scope, { session_id: first.id })).items).toEqual([]);
+      expect(ids((await t.store.listTasks(t.scope, { session_id: second.id })).items)).toEqual([created.id]);
+      const events = await t.store.listTaskEvents(t.scope, created.id);
+      expect(events.at(-1)).toMatchObject({ from_state: 'INIT', to_state: 'COLLECTING', cause: 'update' });
+      const detached = await t.store.updateTask(t.scope, created.id, 2, { session_id: null });
+      expect(detached.session_id).toBeNull();
+      expect((await t.store.getTask(t.scope, created.id))?.session_id).toBeNull();
+    });
+
     it('slots are replaced as a whole', async () => {
       const created = await t.store.createTask(t.scope, { type: 'x', slots: { a: 1, b: 2 } });
       const updated = await t.store.updateTask(t.scope, created.id, 1, { slots: { c: 3 } });
