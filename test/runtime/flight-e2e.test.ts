@@ -21,7 +21,8 @@ describe('flight_booking end to end', () => {
       agent: 'flight_booking',
       context: { timezone: 'Asia/Shanghai', language: 'zh-CN' },
     });
-    const turn = (input: string) => runTurn({ ...runtimeOptions(store, scope, session.id, ledgerTools(ledger), clock), input });
+    const turn = (input: string) =>
+      runTurn({ ...runtimeOptions(store, scope, session.id, ledgerTools(ledger), clock), input });
 
     const t1 = await turn('帮我订下周三从北京到上海的机票');
     expect(t1.reply).toBe('请问要什么舱位：经济舱、商务舱还是头等舱？');
@@ -60,7 +61,16 @@ describe('flight_booking end to end', () => {
       passenger_name: '张三',
     });
     const messages = await store.listMessages(scope, session.id);
-    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    expect(messages.map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+    ]);
     const events = await store.listTaskEvents(scope, t4.tasks[0]!.id);
     expect(events.map((e) => e.to_state)).toEqual(['COLLECTING', 'CONFIRMING', 'EXECUTING', 'DONE']);
     await store.close();

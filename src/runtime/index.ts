@@ -1,0 +1,23 @@
+/** The runtime's public surface. */
+export type { ActionRunner, RetryPolicy, ToolOutcome } from './actions.js';
+export { actionKey, DEFAULT_RETRY, executeAction, recoverAction } from './actions.js';
+export type { Agent, AgentRegistry } from './agent.js';
+export { createAgentRegistry, taskTypeOf } from './agent.js';
+export type { ResumeContext } from './context.js';
+export { resumeContext, summarizeTasks } from './context.js';
+export type { JournalEntry } from './journal.js';
+export { Journal } from './journal.js';
+export type { HeldLease } from './lease.js';
+export { acquireSessionLease, DEFAULT_LEASE_TTL_MS } from './lease.js';
+export type { RouteOutcome } from './router.js';
+export { routeByRules } from './router.js';
+export type { Advance, AdvanceInput, NextStep, Reaction, Transition } from './state-machine.js';
+export { advance, assertTransition, nextStep } from './state-machine.js';
+export type { Progress } from './status.js';
+export { statusLine } from './status.js';
+export type { MergeResult, PlannedCall, SlotContext, SlotError, SlotSpec, TaskType } from './task-type.js';
+export { defineTaskType, mergeSlots, missingSlots, taskTypeInfo, validateSlot } from './task-type.js';
+export type { LookupResult, Tool, ToolContext, ToolErrorKind, ToolRegistry } from './tool.js';
+export { createToolRegistry, defineTool, ToolError } from './tool.js';
+export type { RuntimeOptions, TurnOutput, TurnRequest } from './turn.js';
+export { MAX_INPUT_LENGTH, resumeRun, runIdFor, runTurn } from './turn.js';
