@@ -30,7 +30,13 @@ export function readLedger(path: string): LedgerLine[] {
 }
 
 /** What a tool does on its next calls: 'ok', throw before or after its side effect, hang, refuse. */
-export type Fault = 'ok' | 'retryable' | 'rejected' | 'crash_after_effect' | 'hang_after_effect';
+export type Fault =
+  | 'ok'
+  | 'retryable'
+  | 'rejected'
+  | 'crash_before_effect'
+  | 'crash_after_effect'
+  | 'hang_after_effect';
 
 export interface LedgerToolOptions {
   readonly ledger: string;
@@ -54,6 +60,7 @@ export function ledgerTool(name: string, options: LedgerToolOptions): Tool {
       if (fault === 'retryable') throw new ToolError('retryable', 'busy', `${name}: downstream busy`);
       if (fault === 'rejected')
         throw new ToolError('rejected', 'refused', `${name}: refused by the downstream`);
+      if (fault === 'crash_before_effect') throw new Error(`${name}: connection reset before the effect`);
       const done = find(ctx.idempotencyKey);
       if (done !== undefined) return done.result;
       const input = (params ?? {}) as JsonObject;
