@@ -1,10 +1,11 @@
 /**
- * The real stores the context and memory tests run against: `memory:` and `sqlite:` (a file in a fresh
- * temp dir). Each test gets a fresh tenant and user ids, so stores may be shared safely.
+ * The real stores the context and memory tests run against: `memory:`, `sqlite:` (a file in a fresh
+ * temp dir) and PostgreSQL (a fresh schema in AGENTSTATE_TEST_POSTGRES_URL, dropped afterwards). Each test gets a fresh tenant and user ids, so stores may be shared safely.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { Clock } from '../../src/core/clock.js';
 import type { Task, TaskState } from '../../src/core/model.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
@@ -34,6 +35,26 @@ export const STORES: readonly StoreKind[] = [
         cleanup: async () => {
           await store.close();
           rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'postgres',
+    async open(options = {}) {
+      // A fresh schema per test file, dropped afterwards: other data in the database is never touched.
+      const { openPostgresStore } = await import('../../src/store/postgres/index.js');
+      const url = process.env.AGENTSTATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+      const schema = `ctx_test_${Math.random().toString(36).slice(2, 10)}`;
+      const store = await openPostgresStore({ ...options, url, schema, max: 4 });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          const client = new pg.Client({ connectionString: url });
+          await client.connect();
+          await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          await client.end();
         },
       };
     },

@@ -4,13 +4,15 @@
  *   node --import tsx src/bench/context/main.ts [--stores sqlite,postgres,memory] [--messages 100000]
  *        [--iterations 200] [--max-tokens 4000] [--report reports/bench/context.json]
  *
- * sqlite uses a fresh file in a temp dir; postgres uses AGENTSTATE_BENCH_POSTGRES_URL (default
- * postgres://postgres@127.0.0.1:5432/postgres) and is skipped with a note when its adapter is not there.
+ * sqlite uses a fresh file in a temp dir; postgres a fresh schema (dropped afterwards) in
+ * AGENTSTATE_BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); a store that cannot be
+ * opened is skipped with a note in the report.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { openStore } from '../../store/open.js';
 import type { StateStore } from '../../store/types.js';
 import { type ContextBenchResult, runContextBench } from './bench.js';
@@ -27,9 +29,21 @@ async function open(name: string): Promise<{ store: StateStore; done: () => Prom
     return { store, done };
   }
   if (name === 'postgres') {
-    const url = process.env.AGENTSTATE_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-    const store = await openStore(url);
-    return { store, done: () => store.close() };
+    // A fresh schema, dropped afterwards, so the run never touches other data in the database.
+    const base = process.env.AGENTSTATE_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const schema = `bench_ctx_${Math.random().toString(36).slice(2, 10)}`;
+    const url = new URL(base);
+    url.searchParams.set('schema', schema);
+    const store = await openStore(url.toString());
+    const done = async () => {
+      await store.close();
+      url.searchParams.delete('schema');
+      const client = new pg.Client({ connectionString: url.toString() });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    };
+    return { store, done };
   }
   if (name === 'memory') {
     const store = await openStore('memory:');
