@@ -76,7 +76,9 @@ export async function prepareAppend(
       created_at: at,
     }),
   );
-  plan.write('RPUSH', keys.messages(sessionId), ...out.map((m) => JSON.stringify(m)));
+  // Stored without tenant, user and session ids (the key holds them): about 130 bytes less per message.
+  const compact = out.map(({ tenant_id: _t, user_id: _u, session_id: _s, ...rest }) => JSON.stringify(rest));
+  plan.write('RPUSH', keys.messages(sessionId), ...compact);
   // The list may be new: give it the session's TTL, which the touch above set on the session.
   const ttl = nativeTtlMs(Date.parse(session.expires_at), plan.ctx.clock.now(), session.ttl_seconds);
   plan.write('PEXPIRE', keys.messages(sessionId), ttl);
@@ -117,7 +119,8 @@ async function range(ctx: Ctx, scope: ReadScope, sessionId: string, start: numbe
         ctx.redis.lrange(keys.messages(sessionId), start, stop),
       ]);
       if (json === null || !isLive(JSON.parse(json) as Session, ctx.clock.now())) return [];
-      return rows.map((row) => JSON.parse(row) as Message);
+      const owner = { tenant_id: s.tenant_id, user_id: s.user_id, session_id: sessionId };
+      return rows.map((row) => ({ ...owner, ...(JSON.parse(row) as Omit<Message, keyof typeof owner>) }));
     },
     (): Message[] => [],
   );
