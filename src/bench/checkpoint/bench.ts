@@ -1,7 +1,7 @@
 /** The checkpoint benchmark: every selected system, one after another, on the same payload, in one run. */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonBytes, runStates } from './payload.js';
 import { type BenchReport, ratios } from './report.js';
@@ -22,6 +22,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const size = SIZES[options.size];
   const states = runStates(size.steps);
   const started_at = new Date().toISOString();
+  const loadBefore = loadavg()[0] ?? 0;
   const dir = mkdtempSync(join(tmpdir(), 'agentstate-bench-'));
   const results: SystemResult[] = [];
   try {
@@ -52,6 +53,10 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
       platform: `${process.platform}-${process.arch}`,
       cpus: cpu.length,
       cpu: cpu[0]?.model.trim() ?? 'unknown',
+      load_average_1m: {
+        before: Math.round(loadBefore * 100) / 100,
+        after: Math.round((loadavg()[0] ?? 0) * 100) / 100,
+      },
     },
     size: options.size,
     config: {

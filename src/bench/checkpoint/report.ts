@@ -27,6 +27,8 @@ export interface BenchReport {
     readonly platform: string;
     readonly cpus: number;
     readonly cpu: string;
+    /** Other work on the machine skews the figures: the 1-minute load average before and after. */
+    readonly load_average_1m: { readonly before: number; readonly after: number };
   };
   readonly size: string;
   readonly config: BenchSize & {
@@ -85,7 +87,8 @@ export function toMarkdown(report: BenchReport): string {
   const lines = [
     `# Checkpoint benchmark (${report.size})`,
     '',
-    `${report.started_at}, Node ${report.environment.node}, ${report.environment.cpus} x ${report.environment.cpu}.`,
+    `${report.started_at}, Node ${report.environment.node}, ${report.environment.cpus} x ${report.environment.cpu}, ` +
+      `load average ${report.environment.load_average_1m.before} before, ${report.environment.load_average_1m.after} after.`,
     `${c.runs} runs x ${c.steps} checkpoints = ${c.puts} puts (after ${c.warmupRuns} warm-up run(s)), ` +
       `${c.gets} latest gets, ${c.lists} history lists of ${c.historyLimit}. ` +
       `State: ${report.payload.initial_state_bytes} B at step 0, ${report.payload.final_state_bytes} B at the last step ` +
