@@ -1,0 +1,131 @@
+/** Run leases (one process per session at a time) and tasks that outlive their session. */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { isAgentStateError } from '../../src/core/errors.js';
+import { resumeContext, summarizeTasks } from '../../src/runtime/context.js';
+import { runTurn } from '../../src/runtime/turn.js';
+import { createMemoryStore } from '../../src/store/memory/index.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { ledgerTools } from './ledger-tools.js';
+import { freshScope, runtimeOptions, START, tempDir } from './setup.js';
+
+const temp = tempDir();
+afterAll(() => temp.cleanup());
+
+describe('run lease', () => {
+  it('refuses a second runner with a clear conflict and changes nothing; a dead owner’s lease expires', async () => {
+    const clock = new ManualClock(START);
+    const store = createMemoryStore({ clock });
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'lease.jsonl'));
+    expect(await store.acquireLease(scope, `session:${session.id}`, 'other-process', 30_000)).not.toBeNull();
+    const refused = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools, clock),
+      input: 'book a flight',
+    }).catch((error: unknown) => error);
+    expect(isAgentStateError(refused, 'conflict')).toBe(true);
+    expect((refused as Error).message).toContain(`session ${session.id} is being run by another process`);
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    expect((await store.listTasks(scope, {})).items).toEqual([]);
+    clock.advance(30_001); // the other process died: its lease runs out
+    const out = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools, clock),
+      input: 'book a flight',
+    });
+    expect(out.reply).toBe('Where are you flying from?');
+  });
+
+  it('lets exactly one of two concurrent turns of one session run (SQLite)', async () => {
+    const store = await openSqliteStore(join(temp.dir, 'lease.db'));
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'lease2.jsonl'));
+    const results = await Promise.allSettled([
+      runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight to Shanghai' }),
+      runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight to Chengdu' }),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    expect(isAgentStateError(rejected?.reason, 'conflict')).toBe(true);
+    expect((await store.listTasks(scope, {})).items).toHaveLength(1);
+    expect(await store.listMessages(scope, session.id)).toHaveLength(2);
+    await store.close();
+  });
+});
+
+describe('tasks outlive sessions', () => {
+  it('a new session of the same user finds the open task of an expired session and continues it', async () => {
+    const clock = new ManualClock(START);
+    const store = createMemoryStore({ clock });
+    const scope = freshScope();
+    const tools = ledgerTools(join(temp.dir, 'orphan.jsonl'));
+    const old = await store.createSession(scope, {
+      agent: 'flight_booking',
+      ttl_seconds: 60,
+      context: { timezone: 'Asia/Shanghai' },
+    });
+    const first = await runTurn({
+      ...runtimeOptions(store, scope, old.id, tools, clock),
+      input: 'Fly from Beijing to Shanghai tomorrow',
+    });
+    expect(first.tasks[0]?.status_line).toBe('Booking BJS -> SHA on 2026-12-03: waiting for cabin class');
+    clock.advance(120_000);
+    expect(await store.getSession(scope, old.id)).toBeNull();
+
+    const fresh = await store.createSession(scope, {
+      agent: 'flight_booking',
+      context: { timezone: 'Asia/Shanghai' },
+    });
+    const ctx = await resumeContext(store, scope, fresh.id);
+    expect(ctx.tasks).toEqual([]);
+    const next = await runTurn({
+      ...runtimeOptions(store, scope, fresh.id, tools, clock),
+      input: 'business class',
+    });
+    expect(next.tasks[0]?.id).toBe(first.tasks[0]?.id);
+    expect(next.tasks[0]?.session_id).toBe(fresh.id);
+    expect(next.tasks[0]?.slots).toMatchObject({
+      origin: 'BJS',
+      destination: 'SHA',
+      date: '2026-12-03',
+      cabin_class: 'business',
+    });
+    expect(next.reply).toBe("What is the passenger's full name?");
+
+    const resumed = await resumeContext(store, scope, fresh.id, { lastMessages: 1 });
+    expect(resumed.messages.map((m) => m.content)).toEqual(["What is the passenger's full name?"]);
+    expect(resumed.summary).toContain(
+      '[COLLECTING] Booking BJS -> SHA on 2026-12-03: waiting for passenger name',
+    );
+    expect(resumed.summary).toContain('cabin_class=business');
+    expect(summarizeTasks([])).toBe('No open tasks.');
+  });
+
+  it('keeps several tasks apart in one session: routing by missing slot, cancel, confirmation', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const tools = ledgerTools(join(temp.dir, 'multi.jsonl'));
+    const session = await store.createSession(scope, {
+      agent: 'assistant',
+      context: { timezone: 'Asia/Shanghai' },
+    });
+    const turn = (input: string) => runTurn({ ...runtimeOptions(store, scope, session.id, tools), input });
+    const a = await turn('帮我订张去上海的票');
+    expect(a.reply).toBe('请问从哪里出发？');
+    const b = await turn('再帮我订张去成都的');
+    expect(b.tasks.map((t) => t.slots.destination)).toEqual(['CTU', 'SHA']);
+    const c = await turn('从北京出发，明天，商务舱，我叫李雷');
+    expect(c.tasks[0]?.slots).toMatchObject({ origin: 'BJS', destination: 'CTU', passenger_name: '李雷' });
+    expect(c.tasks[0]?.state).toBe('CONFIRMING');
+    const d = await turn('取消');
+    expect(d.reply).toContain('已取消：Booking BJS -> CTU');
+    const e = await turn('deploy checkout-api');
+    expect(e.reply).toBe(
+      'Deployed checkout-api latest to staging: https://checkout-api.staging.example (5 steps).',
+    );
+    const open = (await store.listTasks(scope, { state: ['COLLECTING', 'CONFIRMING'] })).items;
+    expect(open.map((t) => t.slots.destination)).toEqual(['SHA']);
+  });
+});
