@@ -14,6 +14,7 @@ interface ServeOptions {
   readonly port: number;
   readonly agents?: string;
   readonly config?: string;
+  readonly dataDir: string;
   readonly sweepIntervalMs?: string;
 }
 
@@ -51,9 +52,13 @@ export function registerServeCommands(program: Command): void {
       const { createServer } = await import('../../http/server.js');
       const { installGracefulShutdown } = await import('../../http/shutdown.js');
       const { startSweeper } = await import('../../lifecycle/sweeper.js');
-      const { loadTurnRunner } = await import('./runtime-link.js');
+      const { linkRuntime } = await import('./runtime-link.js');
+      const { createRuntimeTurnRunner } = await import('../../http/runtime-runner.js');
+      let runtime: Awaited<ReturnType<typeof linkRuntime>> | null = null;
       try {
-        const turns = await loadTurnRunner(store, options.agents);
+        runtime = await linkRuntime(options.dataDir, options.agents);
+        const linked = runtime;
+        const turns = createRuntimeTurnRunner(store, runtime.setup);
         const app = await createServer({ store, config, turns, metrics });
         const sweeper = startSweeper({
           store,
@@ -63,6 +68,7 @@ export function registerServeCommands(program: Command): void {
         installGracefulShutdown(app, {
           afterClose: async () => {
             await sweeper.stop();
+            await linked.close();
             await store.close();
           },
         });
@@ -77,11 +83,13 @@ export function registerServeCommands(program: Command): void {
             `  store: ${url} (${store.adapter})`,
             `  auth:  ${auth}`,
             `  docs:  ${address}/docs`,
-            `  chat:  agentstate chat --server ${address}`,
+            `  agents: ${runtime.agentNames.join(', ')}`,
+            `  chat:  agentstate chat --server ${address} --agent flight_booking`,
             '',
           ].join('\n'),
         );
       } catch (error) {
+        await runtime?.close();
         await store.close();
         throw error;
       }
