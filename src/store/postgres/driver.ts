@@ -34,6 +34,28 @@ function translate(cache: Map<string, Statement>, sql: string): Statement {
   return statement;
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000. Strings sent are escaped (U+0000 -> U+0001 U+0001, U+0001 -> U+0001
+ * U+0002) and read back unescaped: a mapping that keeps equality, prefixes and order, so every query means
+ * what it says. JSON text never holds either character raw (JSON escapes control characters).
+ */
+const RAW = /[\u0000\u0001]/;
+const ESCAPED = /\u0001[\u0001\u0002]/g;
+
+function encodeParam(value: SqlParam): SqlParam {
+  if (typeof value !== 'string' || !RAW.test(value)) return value;
+  return value.replace(/[\u0000\u0001]/g, (c) => (c === '\u0000' ? '\u0001\u0001' : '\u0001\u0002'));
+}
+
+function decodeRow(row: SqlRow): SqlRow {
+  for (const [column, value] of Object.entries(row)) {
+    if (typeof value === 'string' && value.includes('\u0001')) {
+      row[column] = value.replace(ESCAPED, (pair) => (pair === '\u0001\u0001' ? '\u0000' : '\u0001'));
+    }
+  }
+  return row;
+}
+
 function codeOf(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
@@ -61,11 +83,14 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {
       const { name, text } = translate(statements, sql);
-      return client.query({ name, text, values: params as SqlParam[] });
+      return client.query({ name, text, values: params.map(encodeParam) });
     };
     return {
-      all: async (sql, params) => (await query(sql, params)).rows as SqlRow[],
-      get: async (sql, params) => (await query(sql, params)).rows[0] as SqlRow | undefined,
+      all: async (sql, params) => ((await query(sql, params)).rows as SqlRow[]).map(decodeRow),
+      get: async (sql, params) => {
+        const row = (await query(sql, params)).rows[0] as SqlRow | undefined;
+        return row === undefined ? undefined : decodeRow(row);
+      },
       run: async (sql, params) => (await query(sql, params)).rowCount ?? 0,
     };
   };

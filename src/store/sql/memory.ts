@@ -110,8 +110,8 @@ export async function listMemoryRows(
   const conditions = ['tenant_id = ?', 'user_id = ?', 'namespace = ?', LIVE];
   const params: SqlParam[] = [scope.tenant_id, scope.user_id, namespace, nowIso(ctx)];
   if (prefix !== '') {
-    conditions.push('substr(key, 1, ?) = ?');
-    params.push([...prefix].length, prefix);
+    conditions.push('substr(key, 1, length(CAST(? AS TEXT))) = ?');
+    params.push(prefix, prefix);
   }
   if (cursor !== null) {
     conditions.push('key > ?');
