@@ -39,19 +39,27 @@ function translate(cache: Map<string, Statement>, sql: string): Statement {
  * U+0002) and read back unescaped: a mapping that keeps equality, prefixes and order, so every query means
  * what it says. JSON text never holds either character raw (JSON escapes control characters).
  */
-const RAW = /[\u0000\u0001]/;
-const ESCAPED = /\u0001[\u0001\u0002]/g;
+const NUL = '\u0000';
+const MARK = '\u0001';
 
 function encodeParam(value: SqlParam): SqlParam {
-  if (typeof value !== 'string' || !RAW.test(value)) return value;
-  return value.replace(/[\u0000\u0001]/g, (c) => (c === '\u0000' ? '\u0001\u0001' : '\u0001\u0002'));
+  if (typeof value !== 'string' || !(value.includes(NUL) || value.includes(MARK))) return value;
+  return value.replaceAll(MARK, `${MARK}\u0002`).replaceAll(NUL, `${MARK}${MARK}`);
+}
+
+function decodeText(value: string): string {
+  let out = '';
+  let from = 0;
+  for (let at = value.indexOf(MARK); at !== -1; at = value.indexOf(MARK, from)) {
+    out += value.slice(from, at) + (value[at + 1] === MARK ? NUL : MARK);
+    from = at + 2;
+  }
+  return out + value.slice(from);
 }
 
 function decodeRow(row: SqlRow): SqlRow {
   for (const [column, value] of Object.entries(row)) {
-    if (typeof value === 'string' && value.includes('\u0001')) {
-      row[column] = value.replace(ESCAPED, (pair) => (pair === '\u0001\u0001' ? '\u0000' : '\u0001'));
-    }
+    if (typeof value === 'string' && value.includes(MARK)) row[column] = decodeText(value);
   }
   return row;
 }
