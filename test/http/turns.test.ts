@@ -1,0 +1,134 @@
+/**
+ * Turns over HTTP with the real runtime (built-in agents, rules model, demo tools): a turn answers with the
+ * reply, session, tasks and checkpoint; concurrent turns of one session never interleave (the loser gets
+ * 409); a retried turn with the same Idempotency-Key runs once; checkpoints and resume are scoped.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
+import type { Message, Session } from '../../src/core/model.js';
+import { createRuntimeTurnRunner } from '../../src/http/runtime-runner.js';
+import type { TurnResponse } from '../../src/http/turn-runner.js';
+import { openStore } from '../../src/store/open.js';
+import type { StateStore } from '../../src/store/types.js';
+import { call, startTestServer, type TestServer } from './harness.js';
+
+let server: TestServer;
+let store: StateStore;
+let runtime: LinkedRuntime;
+const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-turns-'));
+
+beforeAll(async () => {
+  store = await openStore('memory:');
+  runtime = await linkRuntime(dataDir);
+  server = await startTestServer({ store, turns: createRuntimeTurnRunner(store, runtime.setup) });
+});
+afterAll(async () => {
+  await server.close();
+  await runtime.close();
+  await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newSession(agent = 'flight_booking'): Promise<Session> {
+  const made = await call<Session>(server.url, 'POST', '/v1/sessions', {
+    token: server.tokens.alice,
+    body: { agent },
+  });
+  expect(made.status).toBe(201);
+  return made.body;
+}
+
+const turn = (id: string, input: string, headers: Record<string, string> = {}, token = server.tokens.alice) =>
+  call<TurnResponse>(server.url, 'POST', `/v1/sessions/${id}/turns`, { token, body: { input }, headers });
+
+async function messagesOf(id: string): Promise<Message[]> {
+  return store.listMessages({ tenant_id: server.tenantA, user_id: server.alice }, id, { limit: 1000 });
+}
+
+describe('turns', () => {
+  it('a turn answers with the reply, the session, its tasks and a checkpoint', async () => {
+    const session = await newSession();
+    const reply = await turn(session.id, 'I want to book a flight from Paris to Lisbon');
+    expect(reply.status).toBe(200);
+    expect(reply.body.reply.length).toBeGreaterThan(0);
+    expect(reply.body.session?.id).toBe(session.id);
+    expect(reply.body.tasks.length).toBeGreaterThan(0);
+    expect(reply.body.tasks[0]?.type).toBe('flight_booking');
+    expect(reply.body.checkpoint_id).toMatch(/^ckpt_/);
+    const shown = await call<{ open_tasks: { status_line: string }[] }>(
+      server.url,
+      'GET',
+      `/v1/sessions/${session.id}`,
+      {
+        token: server.tokens.alice,
+      },
+    );
+    expect(shown.body.open_tasks.length).toBeGreaterThan(0);
+    const history = await call<{ items: { id: string }[] }>(
+      server.url,
+      'GET',
+      `/v1/sessions/${session.id}/checkpoints`,
+      {
+        token: server.tokens.alice,
+      },
+    );
+    expect(history.status).toBe(200);
+    expect(history.body.items.map((c) => c.id)).toContain(reply.body.checkpoint_id);
+    const resumed = await call<TurnResponse>(server.url, 'POST', `/v1/sessions/${session.id}/resume`, {
+      token: server.tokens.alice,
+      body: {},
+    });
+    expect(resumed.status).toBe(200);
+    expect(resumed.body.reply).toBe(reply.body.reply);
+  });
+
+  it('another user or tenant gets 404 for turns, checkpoints and resume, and nothing runs', async () => {
+    const session = await newSession();
+    for (const token of [server.tokens.bob, server.keyB, server.tokens.carol]) {
+      expect((await turn(session.id, 'book a flight', {}, token)).status).toBe(404);
+      const cp = await call(server.url, 'GET', `/v1/sessions/${session.id}/checkpoints`, { token });
+      expect(cp.status).toBe(404);
+      const rs = await call(server.url, 'POST', `/v1/sessions/${session.id}/resume`, { token, body: {} });
+      expect(rs.status).toBe(404);
+    }
+    expect(await messagesOf(session.id)).toEqual([]);
+    const nothing = await call(server.url, 'POST', `/v1/sessions/${session.id}/resume`, {
+      token: server.tokens.alice,
+      body: {},
+    });
+    expect(nothing.status).toBe(409);
+  });
+
+  it('concurrent turns of one session never interleave: each answer is 200 or 409, messages stay in pairs', async () => {
+    const session = await newSession();
+    const inputs = ['book a flight to Lisbon', 'from Paris', 'tomorrow', 'economy', 'Ada Lovelace'];
+    const replies = await Promise.all(inputs.map((input) => turn(session.id, input)));
+    const statuses = replies.map((r) => r.status);
+    for (const status of statuses) expect([200, 409]).toContain(status);
+    const ok = statuses.filter((s) => s === 200).length;
+    expect(ok).toBeGreaterThan(0);
+    for (const r of replies.filter((x) => x.status === 409)) {
+      expect((r.body as unknown as { error: { code: string } }).error.code).toBe('conflict');
+    }
+    const messages = await messagesOf(session.id);
+    expect(messages.map((m) => m.seq)).toEqual(messages.map((_, i) => i + 1));
+    const roles = messages.filter((m) => m.role === 'user' || m.role === 'assistant').map((m) => m.role);
+    expect(roles.filter((r) => r === 'user')).toHaveLength(ok);
+    for (let i = 0; i < roles.length; i += 2) expect(roles.slice(i, i + 2)).toEqual(['user', 'assistant']);
+  });
+
+  it('a retried turn with the same Idempotency-Key runs once and returns the first answer', async () => {
+    const session = await newSession();
+    const headers = { 'idempotency-key': `turn-${session.id}` };
+    const first = await turn(session.id, 'book a flight to Lisbon', headers);
+    const again = await turn(session.id, 'book a flight to Lisbon', headers);
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const users = (await messagesOf(session.id)).filter((m) => m.role === 'user');
+    expect(users).toHaveLength(1);
+  });
+});
