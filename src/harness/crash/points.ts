@@ -9,6 +9,9 @@
 import type { DemoHooks } from '../../demo/deploy/workspace.js';
 
 export const CRASH_ENV = 'AGENTSTATE_CRASH_AT';
+/** Test aid: block the process synchronously for AGENTSTATE_HOLD_MS at this point (to hold a lease). */
+export const HOLD_ENV = 'AGENTSTATE_HOLD_AT';
+export const HOLD_MS_ENV = 'AGENTSTATE_HOLD_MS';
 
 export type ChildEvent =
   | { readonly event: 'point'; readonly point: string }
@@ -22,17 +25,28 @@ export function emit(event: ChildEvent): void {
   process.stdout.write(`${JSON.stringify(event)}\n`);
 }
 
+function blockFor(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 export class CrashPoints {
-  constructor(private readonly target: string | null) {}
+  constructor(
+    private readonly target: string | null,
+    private readonly hold: { readonly at: string; readonly ms: number } | null = null,
+  ) {}
 
   static fromEnv(): CrashPoints {
     const target = process.env[CRASH_ENV];
-    return new CrashPoints(target === undefined || target === '' ? null : target);
+    const holdAt = process.env[HOLD_ENV];
+    const holdMs = Number(process.env[HOLD_MS_ENV] ?? '0');
+    const hold = holdAt === undefined || holdAt === '' || !(holdMs > 0) ? null : { at: holdAt, ms: holdMs };
+    return new CrashPoints(target === undefined || target === '' ? null : target, hold);
   }
 
   pass(point: string): void {
     emit({ event: 'point', point });
     if (point === this.target) process.kill(process.pid, 'SIGKILL');
+    if (point === this.hold?.at) blockFor(this.hold.ms);
   }
 
   /** Hooks for the demo tools: a point before the side effect, after it, and after its ledger line. */

@@ -14,6 +14,10 @@ export interface ChildArgs {
   readonly leaseOwner: string;
   /** Kill point for this run, or null to run to the end. */
   readonly crashAt: string | null;
+  /** Lease TTL of this run in ms; the runtime's default when absent. */
+  readonly leaseTtlMs?: number;
+  /** Extra environment (for example AGENTSTATE_HOLD_AT). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface ChildRun {
@@ -50,8 +54,9 @@ export function runChild(args: ChildArgs): Promise<ChildRun> {
     args.userId,
     '--lease-owner',
     args.leaseOwner,
+    ...(args.leaseTtlMs === undefined ? [] : ['--lease-ttl-ms', String(args.leaseTtlMs)]),
   ];
-  const env: NodeJS.ProcessEnv = { ...process.env, [CRASH_ENV]: args.crashAt ?? '' };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...args.env, [CRASH_ENV]: args.crashAt ?? '' };
   delete env.NODE_TEST_CONTEXT;
   const started = performance.now();
   const child = spawn(cmd, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
