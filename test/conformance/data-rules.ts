@@ -236,6 +236,8 @@ export function dataRuleTests(t: Ctx): void {
         numbers: [0, -1, 1.5, 1e21, -2.5e-8, Number.MAX_SAFE_INTEGER],
         nested: { deep: { deeper: { deepest: [[[[]]]] } } },
         flags: [true, false, null],
+        nul: 'a\u0000b',
+        'key\u0000nul': 'NUL in a key',
       };
       const created = await t.store.createTask(t.scope, { type: 'x', slots: value, data: value });
       const read = await t.store.getTask(t.scope, created.id);
