@@ -56,7 +56,7 @@ describe('redis key layout', () => {
 
   it('sessions and messages carry a native TTL; tasks, actions and checkpoints none', async () => {
     const { session, task, action, checkpoint } = await fixture();
-    for (const key of [user.session(session.id), user.messages(session.id)]) {
+    for (const key of [user.session(session.id), user.messages(session.id), user.sessions()]) {
       const ttl = await redis.pttl(key);
       expect(ttl, key).toBeGreaterThan(55_000);
       expect(ttl, key).toBeLessThanOrEqual(70_000);
@@ -69,6 +69,11 @@ describe('redis key layout', () => {
     clock.advance(50_000);
     await store.touchSession(scope, session.id);
     expect(await redis.pttl(user.messages(session.id))).toBeGreaterThan(55_000);
+    // The user's session index lives as long as their longest-lived session, and no shorter.
+    await store.createSession(scope, { ttl_seconds: 600 });
+    expect(await redis.pttl(user.sessions())).toBeGreaterThan(590_000);
+    await store.touchSession(scope, session.id);
+    expect(await redis.pttl(user.sessions())).toBeGreaterThan(590_000);
   });
 
   it('the sweeper removes an expired session, its messages and index entries; the rest stays', async () => {

@@ -38,6 +38,7 @@ const WRITE_COMMANDS = new Set([
   'RPUSH',
   'PEXPIRE',
   'PERSIST',
+  'EXTEND',
 ]);
 
 const MAX_ATTEMPTS = 50;

@@ -6,6 +6,7 @@
 /**
  * Applies one plan atomically. ARGV: number of checks, then per check (key index, field, present 0/1,
  * expected); then number of writes, then per write (command, key index, argument count, arguments...).
+ * The pseudo-command EXTEND sets a TTL (ms) on an existing key unless it already lives longer.
  * A check compares HGET key field with the expected value (or asserts the field is absent). When one
  * fails, nothing is written and the script answers {0, check number}; otherwise {1, replies...}.
  */
@@ -32,8 +33,16 @@ for i = 1, writes do
   local args = {}
   for j = 1, n do args[j] = ARGV[p + j - 1] end
   p = p + n
-  local reply = redis.call(cmd, key, unpack(args))
-  if type(reply) == 'table' then reply = 0 end
+  local reply = 0
+  if cmd == 'EXTEND' then
+    local current = redis.call('PTTL', key)
+    if current == -1 or (current >= 0 and current < tonumber(args[1])) then
+      reply = redis.call('PEXPIRE', key, args[1])
+    end
+  else
+    reply = redis.call(cmd, key, unpack(args))
+    if type(reply) == 'table' then reply = 0 end
+  end
   out[#out + 1] = reply
 end
 return out

@@ -3,28 +3,10 @@ import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest, versionConflict } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
-import {
-  DEFAULT_PAGE_LIMIT,
-  MAX_PAGE_LIMIT,
-  type NewSession,
-  type Page,
-  type ReadScope,
-  type Scope,
-  type SessionPatch,
-  type SessionQuery,
-} from '../types.js';
-import { indexMember, memberId } from './keys.js';
-import { MISSING, SKIP, scanIndex } from './lists.js';
+import type { NewSession, ReadScope, Scope, SessionPatch } from '../types.js';
+import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
-import {
-  indexInTenant,
-  inOwnerScope,
-  nativeTtlMs,
-  registerTenant,
-  resolveUsers,
-  tenantKeys,
-  userKeys,
-} from './scope.js';
+import { indexInTenant, inOwnerScope, nativeTtlMs, registerTenant, tenantKeys, userKeys } from './scope.js';
 import * as v from './validate.js';
 
 const SETTABLE: readonly SessionStatus[] = SESSION_STATUSES.filter((s) => s !== 'expired');
@@ -50,6 +32,8 @@ function putSession(plan: Plan, scope: Scope, session: Session): void {
   plan.put(keys.session(session.id), JSON.stringify(session), { x: expires });
   plan.write('PEXPIRE', keys.session(session.id), ttl);
   plan.write('PEXPIRE', keys.messages(session.id), ttl);
+  // The user's session index outlives the last of their sessions by nothing, sweeper or not.
+  plan.write('EXTEND', keys.sessions(), ttl);
 }
 
 /** Reads a live session into the plan; null when missing or expired. */
@@ -96,10 +80,10 @@ export async function prepareCreateSession(plan: Plan, scope: Scope, input: NewS
   if ((await plan.read(keys.session(id))) !== null) {
     throw new AgentStateError('conflict', `[redis] session ${id} already exists`);
   }
-  putSession(plan, scope, session);
-  plan.write('HSET', keys.session(id), 'n', 0);
   const member = indexMember(at, id);
   plan.write('ZADD', keys.sessions(), 0, member);
+  putSession(plan, scope, session);
+  plan.write('HSET', keys.session(id), 'n', 0);
   const tenant = tenantKeys(ctx, scope.tenant_id);
   indexInTenant(plan, scope.tenant_id, scope.user_id, id, [[tenant.sessions(), member]]);
   plan.before.push(() => ctx.redis.zadd(tenant.sessionExpiry(), Date.parse(session.expires_at), member));
@@ -259,39 +243,4 @@ export function deleteSession(ctx: Ctx, scope: ReadScope, id: string): Promise<b
     (s) => runPlan(ctx, (plan) => remove(plan, s)),
     () => false,
   );
-}
-
-export async function listSessions(
-  ctx: Ctx,
-  scope: ReadScope,
-  query: SessionQuery = {},
-): Promise<Page<Session>> {
-  v.checkReadScope(scope);
-  const status = query.status === undefined ? undefined : v.oneOf(query.status, SESSION_STATUSES, 'status');
-  const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
-  const userIndex =
-    scope.user_id === undefined ? null : userKeys(ctx, scope.tenant_id, scope.user_id).sessions();
-  return scanIndex<Session>(ctx, {
-    keys: [userIndex ?? tenantKeys(ctx, scope.tenant_id).sessions()],
-    desc: true,
-    limit,
-    cursor: query.cursor,
-    load: async (members) => {
-      const ids = members.map(memberId);
-      const users = await resolveUsers(ctx, scope, ids);
-      const now = ctx.clock.now();
-      return Promise.all(
-        ids.map(async (id, i) => {
-          const user = users[i];
-          if (user === null || user === undefined) return SKIP;
-          const json = await ctx.redis.hget(userKeys(ctx, scope.tenant_id, user).session(id), 'd');
-          if (json === null) return userIndex === null ? SKIP : MISSING;
-          const session = JSON.parse(json) as Session;
-          if (!isLive(session, now) || (status !== undefined && session.status !== status)) return SKIP;
-          return session;
-        }),
-      );
-    },
-    prune: (key, member) => ctx.redis.zrem(key, member),
-  });
 }

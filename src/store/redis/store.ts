@@ -9,6 +9,7 @@ import { ADAPTER, mapError } from './client.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
 import type { Ctx } from './plan.js';
+import { listSessions } from './session-list.js';
 import * as sessions from './sessions.js';
 import { sweepExpired } from './sweep.js';
 import * as tasks from './tasks.js';
@@ -40,7 +41,7 @@ export class RedisStore implements StateStore {
 
   readonly createSession = this.op(sessions.createSession);
   readonly getSession = this.op(sessions.getSession);
-  readonly listSessions = this.op(sessions.listSessions);
+  readonly listSessions = this.op(listSessions);
   readonly updateSession = this.op(sessions.updateSession);
   readonly touchSession = this.op(sessions.touchSession);
   readonly endSession = this.op(sessions.endSession);
