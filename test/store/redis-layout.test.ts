@@ -104,6 +104,17 @@ describe('redis key layout', () => {
     expect(await redis.zcard(tenant.sessionExpiry())).toBe(0);
   });
 
+  it('listing removes an expired session at once; the next sweep still counts it', async () => {
+    const { session, task } = await fixture();
+    clock.advance(61_000);
+    expect((await store.listSessions(scope)).items).toEqual([]);
+    expect(await redis.exists(user.session(session.id), user.messages(session.id))).toBe(0);
+    expect(await redis.zcard(user.sessions())).toBe(0);
+    expect(await store.sweepExpired(100)).toBe(1);
+    expect(await redis.zcard(tenant.sessionExpiry())).toBe(0);
+    expect(await store.getTask(scope, task.id)).not.toBeNull();
+  });
+
   it('escapes ids: tenant "a:b" with user "c" is not tenant "a" with user "b:c"', async () => {
     const base = `t_${randomUUID()}`;
     const one = { tenant_id: `${base}:b`, user_id: 'c' };

@@ -1,4 +1,7 @@
-/** Listing sessions, newest first: the user's index, or the tenant's for a tenant key; expired ones skipped. */
+/**
+ * Listing sessions, newest first: the user's index, or the tenant's for a tenant key. Entries of vanished
+ * sessions are skipped and removed; expired sessions are skipped and removed at once.
+ */
 import { SESSION_STATUSES, type Session } from '../../core/model.js';
 import {
   DEFAULT_PAGE_LIMIT,
@@ -37,11 +40,25 @@ export async function listSessions(
         ids.map(async (id, i) => {
           const user = users[i];
           if (user === null || user === undefined) return SKIP;
-          const json = await ctx.redis.hget(userKeys(ctx, scope.tenant_id, user).session(id), 'd');
+          const keys = userKeys(ctx, scope.tenant_id, user);
+          const json = await ctx.redis.hget(keys.session(id), 'd');
           if (json === null) return userIndex === null ? SKIP : MISSING;
           const session = JSON.parse(json) as Session;
-          if (!isLive(session, now) || (status !== undefined && session.status !== status)) return SKIP;
-          return session;
+          if (!isLive(session, now)) {
+            // Expired: removed now with its messages and the user's index entry (the script checks the
+            // expiry again); the tenant's entries go with the next sweep, which counts it.
+            const member = members[i] as string;
+            await ctx.scripts.sweepSession(
+              3,
+              keys.session(id),
+              keys.messages(id),
+              keys.sessions(),
+              now,
+              member,
+            );
+            return SKIP;
+          }
+          return status !== undefined && session.status !== status ? SKIP : session;
         }),
       );
     },
