@@ -5,6 +5,7 @@ import { isAgentStateError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/index.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
+import { checkpointStorageTests } from './checkpoint-storage.js';
 import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';
 
 const schemas: string[] = [];
@@ -121,4 +122,19 @@ describe('postgres store', () => {
     const failure = await openPostgresStore({ url: 'postgres://postgres@127.0.0.1:1/test' }).catch((e) => e);
     expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);
   });
+});
+
+describe('postgres checkpoint storage', () => {
+  const schema = freshSchema();
+  checkpointStorageTests(
+    () => openPostgresStore({ url: schemaUrl(schema) }),
+    async (tenant_id, run_id) => {
+      const result = await adminQuery(
+        `SELECT count(*)::int AS rows, coalesce(sum(length(data)), 0)::int AS bytes FROM "${schema}".checkpoint_blobs
+          WHERE tenant_id = $1 AND run_id = $2`,
+        [tenant_id, run_id],
+      );
+      return result.rows[0] as { rows: number; bytes: number };
+    },
+  );
 });

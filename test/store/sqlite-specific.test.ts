@@ -9,6 +9,7 @@ import { migrate } from '../../src/store/sql/migrate.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { checkpointStorageTests } from './checkpoint-storage.js';
 import { child, runTogether } from './child/run.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-sqlite-specific-'));
@@ -109,4 +110,24 @@ describe('sqlite store', () => {
     const failure = await openSqliteStore(dir).catch((e) => e);
     expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);
   });
+});
+
+describe('sqlite checkpoint storage', () => {
+  const file = fresh();
+  checkpointStorageTests(
+    () => openSqliteStore(file),
+    async (tenant_id, run_id) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const row = db
+          .prepare(
+            'SELECT count(*) AS rows, coalesce(sum(length(data)), 0) AS bytes FROM checkpoint_blobs WHERE tenant_id = ? AND run_id = ?',
+          )
+          .get(tenant_id, run_id) as { rows: number; bytes: number };
+        return row;
+      } finally {
+        db.close();
+      }
+    },
+  );
 });

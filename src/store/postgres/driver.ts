@@ -171,7 +171,9 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
     migrationTransaction: (fn) =>
       inTransaction('BEGIN', async (tx) => {
         await tx.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`agentstate:migrate:${schema}`]);
-        await tx.run(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+        // Created only when absent, so a user without CREATE on the database can open a prepared schema.
+        const exists = await tx.get('SELECT 1 AS one FROM pg_namespace WHERE nspname = ?', [schema]);
+        if (exists === undefined) await tx.run(`CREATE SCHEMA ${quoted}`);
         return fn(tx);
       }),
     isUniqueViolation: (error) => codeOf(error) === '23505',
