@@ -5,3 +5,7 @@ export * from './core/json.js';
 export * from './core/model.js';
 export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './store/open.js';
 export * from './store/types.js';
+export { createMemoryStore, MemoryStore } from './store/memory/index.js';
+export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
+export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
+export { instrumentStore } from './observability/instrumented-store.js';
