@@ -1,0 +1,110 @@
+/**
+ * Every statement the SQL store sends, run under EXPLAIN QUERY PLAN on SQLite: none scans a whole table,
+ * so every read and list finds its rows through an index that leads with its scope (or its id).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
+import { migrate } from '../../src/store/sql/migrate.js';
+import { SqlStore } from '../../src/store/sql/store.js';
+import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agentstate-plans-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function recording(inner: SqlDriver, seen: Map<string, readonly SqlParam[]>): SqlDriver {
+  const note = (sql: string, params: readonly SqlParam[] = []) => {
+    seen.set(sql, params);
+    return params;
+  };
+  const wrap = (q: SqlExecutor): SqlExecutor => ({
+    all: (sql, params) => q.all(sql, note(sql, params)),
+    get: (sql, params) => q.get(sql, note(sql, params)),
+    run: (sql, params) => q.run(sql, note(sql, params)),
+  });
+  return {
+    ...inner,
+    query: wrap(inner.query),
+    transaction: (fn) => inner.transaction((tx) => fn(wrap(tx))),
+    snapshot: (fn) => inner.snapshot((tx) => fn(wrap(tx))),
+  };
+}
+
+it('no statement of any store call scans a whole table', async () => {
+  const file = join(dir, 'plans.db');
+  const inner = openSqliteDriver(file, { synchronous: 'NORMAL', busyTimeoutMs: 1000 });
+  await migrate(inner);
+  const seen = new Map<string, readonly SqlParam[]>();
+  const clock = new ManualClock();
+  const store = new SqlStore('sqlite', recording(inner, seen), { clock });
+  const scope = { tenant_id: 'tenant', user_id: 'user' };
+  const tenant = { tenant_id: 'tenant' };
+
+  const session = await store.createSession(scope, { ttl_seconds: 60 });
+  await store.getSession(tenant, session.id);
+  await store.listSessions(scope, { status: 'active', limit: 1 });
+  await store.listSessions(tenant);
+  await store.updateSession(scope, session.id, 1, { context: { a: 1 } });
+  await store.touchSession(scope, session.id);
+  await store.appendMessages(scope, session.id, [{ role: 'user', content: 'hi' }]);
+  await store.listMessages(tenant, session.id, { after_seq: 0 });
+  await store.lastMessages(scope, session.id, 5);
+  const task = await store.createTask(scope, { type: 't', session_id: session.id });
+  await store.listTasks(scope, { session_id: session.id, state: ['INIT'], type: 't' });
+  await store.listTasks(tenant, { limit: 1 });
+  await store.updateTask(scope, task.id, 1, { state: 'COLLECTING' });
+  await store.listTaskEvents(tenant, task.id);
+  const { action } = await store.beginAction(scope, {
+    task_id: task.id,
+    type: 'tool',
+    params: null,
+    idempotency_key: 'k',
+  });
+  await store.getActionByKey(scope, 'k');
+  await store.recordAttempt(scope, action.id);
+  await store.completeAction(scope, action.id, { status: 'SUCCESS', result: 1 });
+  await store.listActions(tenant, { task_id: task.id, status: 'SUCCESS' });
+  await store.listActions(scope, { limit: 1 });
+  const run_id = 'run';
+  for (let step = 0; step < 3; step++)
+    await store.putCheckpoint(scope, { run_id, step, channels: { list: [step] } });
+  const history = await store.listCheckpoints(tenant, run_id, { limit: 1 });
+  await store.listCheckpoints(scope, run_id, { before: history.next_cursor });
+  await store.latestCheckpoint(scope, run_id);
+  await store.pruneCheckpoints(scope, run_id, 1);
+  await store.putMemory(scope, { namespace: 'ns', key: 'k1', value: 1, ttl_seconds: 10 });
+  await store.listMemory(scope, 'ns', { prefix: 'k', limit: 1 });
+  await store.getMemory(scope, 'ns', 'k1');
+  await store.deleteMemory(scope, 'ns', 'k1');
+  await store.acquireLease(scope, 'lease', 'me', 1000);
+  await store.releaseLease(scope, 'lease', 'me');
+  await store.claimRequestKey(scope, 'req', 'hash', 60);
+  await store.completeRequestKey(scope, 'req', { status: 200, body: {} });
+  await store.releaseRequestKey(scope, 'req');
+  await store.commitTurn(scope, {
+    messages: { session_id: session.id, items: [{ role: 'assistant', content: 'ok' }] },
+  });
+  await store.endSession(scope, session.id);
+  clock.advance(3_600_000);
+  await store.sweepExpired(10);
+  await store.deleteSession(scope, session.id);
+  await store.close();
+
+  const db = new Database(file, { readonly: true });
+  const scans: string[] = [];
+  for (const [sql, params] of seen) {
+    if (/^\s*(SELECT 1 AS one$|PRAGMA)/.test(sql)) continue;
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[];
+    for (const { detail } of plan) {
+      // `chain` (alias `c`) is the recursive CTE over checkpoint blobs, not a table.
+      if (/^SCAN (?!(chain|c)$)\w+$/.test(detail)) scans.push(`${detail}  <-  ${sql.replace(/\s+/g, ' ')}`);
+    }
+  }
+  db.close();
+  expect(seen.size).toBeGreaterThan(40);
+  expect(scans).toEqual([]);
+});
