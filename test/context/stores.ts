@@ -1,10 +1,12 @@
 /**
  * The real stores the context and memory tests run against: `memory:`, `sqlite:` (a file in a fresh
- * temp dir) and PostgreSQL (a fresh schema in AGENTSTATE_TEST_POSTGRES_URL, dropped afterwards). Each test gets a fresh tenant and user ids, so stores may be shared safely.
+ * temp dir), PostgreSQL (a fresh schema in AGENTSTATE_TEST_POSTGRES_URL, dropped afterwards) and Redis (a fresh
+ * key prefix in AGENTSTATE_TEST_REDIS_URL, its keys removed afterwards). Each test gets a fresh tenant and user ids, so stores may be shared safely.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { Clock } from '../../src/core/clock.js';
 import type { Task, TaskState } from '../../src/core/model.js';
@@ -55,6 +57,33 @@ export const STORES: readonly StoreKind[] = [
           await client.connect();
           await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
           await client.end();
+        },
+      };
+    },
+  },
+  {
+    name: 'redis',
+    async open(options = {}) {
+      // A fresh key prefix per test file; its keys are removed afterwards (SCAN, never KEYS).
+      const { openRedisStore } = await import('../../src/store/redis/index.js');
+      const url = process.env.AGENTSTATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+      const prefix = `ctxtest_${Math.random().toString(36).slice(2, 10)}`;
+      const store = await openRedisStore(url, { ...options, prefix });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          const redis = new Redis(url);
+          try {
+            let cursor = '0';
+            do {
+              const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+              cursor = next;
+              if (keys.length > 0) await redis.unlink(...keys);
+            } while (cursor !== '0');
+          } finally {
+            redis.disconnect();
+          }
         },
       };
     },
