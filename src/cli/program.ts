@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerActionCommands } from './commands/actions.js';
+import { registerChatCommands } from './commands/chat.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerMaintenanceCommands } from './commands/maintenance.js';
 import { registerServeCommands } from './commands/serve.js';
@@ -17,6 +18,7 @@ export type RegisterCommands = (program: Command) => void;
 
 export const COMMAND_GROUPS: RegisterCommands[] = [
   registerServeCommands,
+  registerChatCommands,
   registerSessionCommands,
   registerTaskCommands,
   registerActionCommands,

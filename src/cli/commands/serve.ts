@@ -35,6 +35,7 @@ export function registerServeCommands(program: Command): void {
       process.env.AGENTSTATE_PORT ? Number(process.env.AGENTSTATE_PORT) : DEFAULT_PORT,
     )
     .option('--agents <module>', 'a module exporting more agents for turns, besides the built-in ones')
+    .option('--data-dir <dir>', 'where the demo tools keep their work and ledgers', '.agentstate')
     .option(
       '--config <file>',
       'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',

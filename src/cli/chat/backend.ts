@@ -1,0 +1,24 @@
+/** What the terminal chat talks to: an HTTP server (`--server`) or a store directly (`--store`). */
+import type { Message, Session, Task } from '../../core/model.js';
+
+export interface TurnView {
+  readonly reply: string;
+  readonly tasks: readonly Task[];
+}
+
+export interface OpenedSession {
+  readonly session: Session;
+  readonly tasks: readonly Task[];
+  /** The newest messages, oldest first, to show when coming back to a session. */
+  readonly recent: readonly Message[];
+}
+
+export interface ChatBackend {
+  /** Where the chat runs, for the banner: `server http://...` or `store sqlite:...`. */
+  readonly where: string;
+  /** Comes back to `sessionId`, or starts a new session of `agent`. */
+  open(sessionId: string | undefined, agent: string): Promise<OpenedSession>;
+  turn(sessionId: string, input: string): Promise<TurnView>;
+  openTasks(sessionId: string): Promise<Task[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,77 @@
+/** The chat over the HTTP API: `--server URL`, with `--token` (or AGENTSTATE_TOKEN) when the server has keys. */
+import type { Message, Session, Task } from '../../core/model.js';
+import { CliError } from '../context.js';
+import type { ChatBackend, OpenedSession, TurnView } from './backend.js';
+
+interface ErrorBody {
+  error?: { code?: string; message?: string };
+}
+
+export function createHttpBackend(
+  base: string,
+  token: string | undefined,
+  user: string | undefined,
+): ChatBackend {
+  const root = base.replace(/\/+$/, '');
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await fetch(`${root}${path}`, {
+        method,
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+      throw new CliError(`cannot reach the server at ${root} (${cause})`);
+    }
+    const parsed = (await response.json().catch(() => ({}))) as T & ErrorBody;
+    if (!response.ok) {
+      throw new CliError(
+        parsed.error?.message ?? `the server answered ${response.status} to ${method} ${path}`,
+      );
+    }
+    return parsed;
+  }
+  const openTasks = async (id: string): Promise<Task[]> =>
+    (await request<{ open_tasks: Task[] }>('GET', `/v1/sessions/${id}`)).open_tasks;
+  return {
+    where: `server ${root}`,
+    async open(sessionId, agent): Promise<OpenedSession> {
+      if (sessionId === undefined) {
+        const session = await request<Session>('POST', '/v1/sessions', {
+          agent,
+          ...(user ? { user_id: user } : {}),
+        });
+        return { session, tasks: [], recent: [] };
+      }
+      const session = await request<Session & { open_tasks: Task[] }>('GET', `/v1/sessions/${sessionId}`);
+      const last = Math.max(0, (await lastSeq(sessionId)) - 6);
+      const recent = await request<{ items: Message[] }>(
+        'GET',
+        `/v1/sessions/${sessionId}/messages?after_seq=${last}`,
+      );
+      return { session, tasks: session.open_tasks, recent: recent.items };
+    },
+    async turn(sessionId, input): Promise<TurnView> {
+      return request<TurnView>('POST', `/v1/sessions/${sessionId}/turns`, { input });
+    },
+    openTasks,
+    async close() {},
+  };
+
+  async function lastSeq(sessionId: string): Promise<number> {
+    let cursor = 0;
+    for (;;) {
+      const page = await request<{ items: Message[]; next_cursor: string | null }>(
+        'GET',
+        `/v1/sessions/${sessionId}/messages?after_seq=${cursor}&limit=1000`,
+      );
+      cursor = page.items.at(-1)?.seq ?? cursor;
+      if (page.next_cursor === null) return cursor;
+    }
+  }
+}

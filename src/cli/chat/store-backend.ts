@@ -1,0 +1,58 @@
+/** The chat on a store directly (`--store URL`): the runtime runs in this process. */
+import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
+import { createRuntimeTurnRunner } from '../../http/runtime-runner.js';
+import { openStore } from '../../store/open.js';
+import type { Scope } from '../../store/types.js';
+import { linkRuntime } from '../commands/runtime-link.js';
+import { CliError } from '../context.js';
+import type { ChatBackend } from './backend.js';
+
+export async function createStoreBackend(
+  url: string,
+  scope: Scope,
+  dataDir: string,
+  agentsModule?: string,
+): Promise<ChatBackend> {
+  const store = await openStore(url);
+  let runtime: Awaited<ReturnType<typeof linkRuntime>>;
+  try {
+    runtime = await linkRuntime(dataDir, agentsModule);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const runner = createRuntimeTurnRunner(store, runtime.setup);
+  const openTasks = async (id: string): Promise<Task[]> =>
+    (await store.listTasks(scope, { session_id: id, state: OPEN_TASK_STATES, limit: 50 })).items;
+  const sessionOf = async (id: string) => {
+    const session = await store.getSession(scope, id);
+    if (session === null)
+      throw new CliError(`session ${id} not found for user ${scope.user_id} (or it has expired)`);
+    return session;
+  };
+  return {
+    where: `store ${url}`,
+    async open(sessionId, agent) {
+      if (!runtime.agentNames.includes(agent)) {
+        throw new CliError(`no agent named ${agent}; choose one of ${runtime.agentNames.join(', ')}`);
+      }
+      if (sessionId === undefined) {
+        return { session: await store.createSession(scope, { agent }), tasks: [], recent: [] };
+      }
+      const session = await sessionOf(sessionId);
+      return {
+        session,
+        tasks: await openTasks(sessionId),
+        recent: await store.lastMessages(scope, sessionId, 6),
+      };
+    },
+    async turn(sessionId, input) {
+      return runner.runTurn(scope, await sessionOf(sessionId), input);
+    },
+    openTasks,
+    async close() {
+      await runtime.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * `agentstate chat`: talk to an agent in the terminal. Beside each reply it shows the session's open tasks
+ * with their state, slots and status line. Leave with /quit (or Ctrl-D) and come back with `--session ID`.
+ */
+import { createInterface } from 'node:readline';
+import type { Command } from 'commander';
+import type { ChatBackend } from '../chat/backend.js';
+import { renderTurn, taskLines } from '../chat/render.js';
+import { CliError, DEFAULT_CLI_TENANT, describeError, storeUrlOf } from '../context.js';
+import { print } from '../format.js';
+
+interface ChatOptions {
+  readonly agent: string;
+  readonly session?: string;
+  readonly server?: string;
+  readonly store?: string;
+  readonly token?: string;
+  readonly tenant?: string;
+  readonly user?: string;
+  readonly dataDir: string;
+  readonly agents?: string;
+}
+
+const HELP = 'type a message; /tasks shows the open tasks, /quit leaves (the session stays)';
+
+async function backendFor(options: ChatOptions): Promise<ChatBackend> {
+  if (options.server !== undefined && options.store !== undefined) {
+    throw new CliError('use either --server or --store, not both');
+  }
+  if (options.server !== undefined) {
+    const { createHttpBackend } = await import('../chat/http-backend.js');
+    return createHttpBackend(options.server, options.token ?? process.env.AGENTSTATE_TOKEN, options.user);
+  }
+  const { createStoreBackend } = await import('../chat/store-backend.js');
+  const scope = { tenant_id: options.tenant ?? DEFAULT_CLI_TENANT, user_id: options.user ?? 'default' };
+  return createStoreBackend(storeUrlOf(options), scope, options.dataDir, options.agents);
+}
+
+function columns(): number {
+  return process.stdout.columns ?? 100;
+}
+
+async function converse(backend: ChatBackend, options: ChatOptions): Promise<string> {
+  const opened = await backend.open(options.session, options.agent);
+  const { session } = opened;
+  print(`agentstate chat · ${session.agent ?? options.agent} · session ${session.id} · ${backend.where}`);
+  print(HELP);
+  if (options.session !== undefined) {
+    print(`back in session ${session.id}; the last messages:`);
+    for (const m of opened.recent) print(`  ${m.role}: ${m.content}`);
+    print(taskLines(opened.tasks, columns()).join('\n'));
+  }
+  const rl = createInterface({
+    input: process.stdin,
+    output: process.stdout,
+    terminal: process.stdin.isTTY === true,
+  });
+  rl.setPrompt('you> ');
+  rl.prompt();
+  for await (const raw of rl) {
+    const line = raw.trim();
+    if (line === '/quit' || line === '/exit') break;
+    if (line === '/help') print(HELP);
+    else if (line === '/tasks') print(taskLines(await backend.openTasks(session.id), columns()).join('\n'));
+    else if (line !== '') {
+      try {
+        const turn = await backend.turn(session.id, line);
+        print(renderTurn('agent', turn.reply, turn.tasks, columns()));
+      } catch (error) {
+        print(`error: ${describeError(error)}`);
+      }
+    }
+    rl.prompt();
+  }
+  rl.close();
+  return session.id;
+}
+
+export function registerChatCommands(program: Command): void {
+  program
+    .command('chat')
+    .description('chat with an agent in the terminal, with its tasks shown beside each reply')
+    .option('--agent <name>', 'the agent of a new session', 'flight_booking')
+    .option('--session <id>', 'come back to this session')
+    .option('--server <url>', 'talk to an agentstate server')
+    .option(
+      '--store <url>',
+      'or run the agent here, on this store (default sqlite:./.agentstate/agentstate.db)',
+    )
+    .option('--token <token>', 'bearer token for --server (env AGENTSTATE_TOKEN)')
+    .option('--tenant <id>', `tenant for --store (default "${DEFAULT_CLI_TENANT}")`)
+    .option('--user <id>', 'user of the session (default "default")')
+    .option('--data-dir <dir>', 'where the demo tools keep their work (with --store)', '.agentstate')
+    .option('--agents <module>', 'a module exporting more agents (with --store)')
+    .action(async (options: ChatOptions) => {
+      const backend = await backendFor(options);
+      try {
+        const id = await converse(backend, options);
+        const where = options.server
+          ? ` --server ${options.server}`
+          : options.store
+            ? ` --store ${options.store}`
+            : '';
+        print(`left session ${id}; come back with: agentstate chat --session ${id}${where}`);
+      } finally {
+        await backend.close();
+      }
+    });
+}
