@@ -3,7 +3,7 @@
  * raw driver, same payload, one run). Writes a JSON report and a Markdown table next to it.
  *
  *   node dist/src/bench/main.js [--size full|small|tiny] [--systems default|all|sqlite|postgres|NAME,...]
- *                                [--report PATH.json] [--synchronous NORMAL|FULL|OFF]
+ *                                [--report PATH.json] [--synchronous NORMAL|FULL|OFF] [--repeat N]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -13,7 +13,8 @@ import { toMarkdown } from './checkpoint/report.js';
 import { SIZES } from './checkpoint/run.js';
 import { selectSystems } from './checkpoint/systems/index.js';
 
-const USAGE = `usage: main.js [--size full|small|tiny] [--systems LIST] [--report PATH.json] [--synchronous NORMAL|FULL|OFF]
+const USAGE = `usage: main.js [--size full|small|tiny] [--systems LIST] [--report PATH.json] [--synchronous NORMAL|FULL|OFF] [--repeat N]
+  --repeat   run every system N times, interleaved, and report medians (default 1)
   --systems  comma-separated names or groups: default (memory + sqlite systems), all, memory, sqlite,
              postgres, redis, or names such as agentstate-sqlite,langgraph-sqlite,raw-sqlite,raw-pg-8`;
 
@@ -29,6 +30,7 @@ async function main(): Promise<void> {
       systems: { type: 'string', default: 'default' },
       report: { type: 'string', default: 'reports/bench/checkpoints.json' },
       synchronous: { type: 'string', default: 'NORMAL' },
+      repeat: { type: 'string', default: '1' },
       help: { type: 'boolean', default: false },
     },
   });
@@ -42,6 +44,9 @@ async function main(): Promise<void> {
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL' && synchronous !== 'OFF') {
     fail(`unknown --synchronous ${values.synchronous}`);
   }
+  const repeat = Number(values.repeat);
+  if (!Number.isInteger(repeat) || repeat < 1 || repeat > 20)
+    fail(`--repeat must be an integer from 1 to 20`);
   let systems: ReturnType<typeof selectSystems>;
   try {
     systems = selectSystems(values.systems);
@@ -52,6 +57,7 @@ async function main(): Promise<void> {
     size: size as keyof typeof SIZES,
     systems,
     synchronous,
+    repeat,
     postgresUrl:
       process.env.AGENTSTATE_BENCH_POSTGRES_URL ??
       process.env.AGENTSTATE_TEST_POSTGRES_URL ??

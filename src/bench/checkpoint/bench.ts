@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jsonBytes, runStates } from './payload.js';
+import { mergeRepeats } from './repeat.js';
 import { type BenchReport, ratios } from './report.js';
 import { runSystem, SIZES, type SystemResult } from './run.js';
 import type { SystemContext, SystemSpec } from './system.js';
@@ -14,6 +15,8 @@ export interface BenchOptions {
   readonly synchronous: SystemContext['synchronous'];
   readonly postgresUrl: string;
   readonly redisUrl: string;
+  /** Runs of every system, interleaved; figures are medians. Default 1. */
+  readonly repeat?: number;
   /** Called after each system, for progress output. */
   readonly onSystem?: (result: SystemResult, index: number, total: number) => void;
 }
@@ -24,23 +27,28 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
   const started_at = new Date().toISOString();
   const loadBefore = loadavg()[0] ?? 0;
   const dir = mkdtempSync(join(tmpdir(), 'agentstate-bench-'));
-  const results: SystemResult[] = [];
+  const repeat = Math.max(1, options.repeat ?? 1);
+  const runs: SystemResult[][] = options.systems.map(() => []);
+  const total = repeat * options.systems.length;
   try {
-    for (const [index, spec] of options.systems.entries()) {
-      const context: SystemContext = {
-        dir,
-        synchronous: options.synchronous,
-        postgresUrl: options.postgresUrl,
-        redisUrl: options.redisUrl,
-        tag: randomBytes(6).toString('hex'),
-      };
-      const result = await runSystem(spec, context, size, states);
-      results.push(result);
-      options.onSystem?.(result, index, options.systems.length);
+    for (let r = 0; r < repeat; r++) {
+      for (const [index, spec] of options.systems.entries()) {
+        const context: SystemContext = {
+          dir: mkdtempSync(join(dir, `${spec.name}-`)),
+          synchronous: options.synchronous,
+          postgresUrl: options.postgresUrl,
+          redisUrl: options.redisUrl,
+          tag: randomBytes(6).toString('hex'),
+        };
+        const result = await runSystem(spec, context, size, states);
+        runs[index]?.push(result);
+        options.onSystem?.(result, r * options.systems.length + index, total);
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  const results = runs.map(mergeRepeats);
   const sizes = states.map(jsonBytes);
   const cpu = cpus();
   return {
@@ -61,6 +69,7 @@ export async function runBenchmark(options: BenchOptions): Promise<BenchReport> 
     size: options.size,
     config: {
       ...size,
+      repeat,
       puts: size.runs * size.steps,
       sqlite_synchronous: options.synchronous,
       journal_mode: 'WAL',

@@ -32,6 +32,7 @@ export interface BenchReport {
   };
   readonly size: string;
   readonly config: BenchSize & {
+    readonly repeat: number;
     readonly puts: number;
     readonly sqlite_synchronous: string;
     readonly journal_mode: 'WAL';
@@ -90,7 +91,8 @@ export function toMarkdown(report: BenchReport): string {
     `${report.started_at}, Node ${report.environment.node}, ${report.environment.cpus} x ${report.environment.cpu}, ` +
       `load average ${report.environment.load_average_1m.before} before, ${report.environment.load_average_1m.after} after.`,
     `${c.runs} runs x ${c.steps} checkpoints = ${c.puts} puts (after ${c.warmupRuns} warm-up run(s)), ` +
-      `${c.gets} latest gets, ${c.lists} history lists of ${c.historyLimit}. ` +
+      `${c.gets} latest gets, ${c.lists} history lists of ${c.historyLimit}` +
+      `${c.repeat > 1 ? `; each system ${c.repeat} times, interleaved, medians shown` : ''}. ` +
       `State: ${report.payload.initial_state_bytes} B at step 0, ${report.payload.final_state_bytes} B at the last step ` +
       `(mean ${report.payload.mean_state_bytes} B). SQLite: WAL, synchronous=${c.sqlite_synchronous} for every system.`,
     '',

@@ -26,6 +26,8 @@ export interface SystemResult {
   readonly family: string;
   readonly backend: string;
   readonly concurrency: number;
+  /** How many times it ran; figures are medians over the repeats. */
+  readonly repeats: number;
   readonly ops: { readonly put: OpStats; readonly latest: OpStats; readonly history: OpStats } | null;
   readonly stored: {
     readonly method: string;
@@ -97,7 +99,7 @@ export async function runSystem(
   states: ReturnType<typeof runStates>,
 ): Promise<SystemResult> {
   const concurrency = spec.concurrency ?? 1;
-  const base = { name: spec.name, family: spec.family, backend: spec.backend, concurrency };
+  const base = { name: spec.name, family: spec.family, backend: spec.backend, concurrency, repeats: 1 };
   let system: OpenSystem | null = null;
   try {
     system = await spec.open(context);
