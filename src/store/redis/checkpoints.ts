@@ -44,18 +44,20 @@ export async function preparePutCheckpoint(
   const ctx = plan.ctx;
   const keys = userKeys(ctx, scope.tenant_id, scope.user_id);
   const run = input.run_id;
-  const [seqRaw, latest] = await Promise.all([
+  const id = input.id ?? newId('checkpoint', ctx.random);
+  // One round trip: the run's sequence, the manifest of its latest checkpoint, and whether the id is free.
+  const [seqRaw, manifestJson, existing] = await Promise.all([
     ctx.redis.hget(keys.runSequences(), run),
-    ctx.redis.zrevrange(keys.runCheckpoints(run), 0, 0),
+    ctx.redis.hget(keys.runLatest(), run),
+    plan.read(keys.checkpoint(id)),
   ]);
+  if (existing !== null) throw new AgentStateError('conflict', `[redis] checkpoint ${id} already exists`);
   plan.check(keys.runSequences(), run, seqRaw);
   const seq = Number(seqRaw ?? 0) + 1;
-  const latestId = latest[0];
-  const manifestJson = latestId === undefined ? null : await ctx.redis.hget(keys.checkpoint(latestId), 'm');
   const previous = manifestJson === null ? null : (JSON.parse(manifestJson) as Manifest);
   const { manifest, blobs } = encodeChannels(input.channels, previous);
   const stored: Stored = {
-    id: input.id ?? newId('checkpoint', ctx.random),
+    id,
     tenant_id: scope.tenant_id,
     user_id: scope.user_id,
     run_id: run,
@@ -67,10 +69,9 @@ export async function preparePutCheckpoint(
     metadata: structuredClone(input.metadata ?? {}),
     created_at: isoAt(ctx.clock.now()),
   };
-  if ((await plan.read(keys.checkpoint(stored.id))) !== null) {
-    throw new AgentStateError('conflict', `[redis] checkpoint ${stored.id} already exists`);
-  }
-  plan.put(keys.checkpoint(stored.id), JSON.stringify(stored), { m: JSON.stringify(manifest), run });
+  const manifestText = JSON.stringify(manifest);
+  plan.put(keys.checkpoint(id), JSON.stringify(stored), { m: manifestText, run });
+  plan.write('HSET', keys.runLatest(), run, manifestText);
   for (const blob of blobs)
     plan.write('HSETNX', keys.runBlobs(run), blob.hash, `${blob.base ?? ''}|${blob.data}`);
   plan.write('HSET', keys.runSequences(), run, seq);
@@ -199,6 +200,8 @@ export async function pruneCheckpoints(
     }
     const dead = (await ctx.redis.hkeys(keys.runBlobs(run))).filter((hash) => !live.has(hash));
     for (const id of removed) plan.write('DEL', keys.checkpoint(id));
+    // Without a checkpoint left, the next one must not be encoded against blobs removed here.
+    if (keep === 0) plan.write('HDEL', keys.runLatest(), run);
     for (let i = 0; i < removed.length; i += 500)
       plan.write('ZREM', keys.runCheckpoints(run), ...removed.slice(i, i + 500));
     for (let i = 0; i < dead.length; i += 500)

@@ -13,6 +13,7 @@
  *   P:{t:u}:c:<cid>         hash d (checkpoint without channels), m (manifest), run
  *   P:{t:u}:cr:<run>        zset checkpoint ids by sequence     P:{t:u}:cb:<run>  hash blob hash -> `base|data`
  *   P:{t:u}:cq              hash run -> last checkpoint sequence
+ *   P:{t:u}:cm              hash run -> manifest of its latest checkpoint (what the next one encodes against)
  *   P:{t:u}:mv:<ns>:<key>   hash d, r: memory item (optional native TTL)   P:{t:u}:mi:<ns>  lex index of keys
  *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash: request idempotency key
  *   P:{t}:own               hash id -> user id (sessions, tasks, actions, checkpoints, `run:<run_id>`)
@@ -94,6 +95,9 @@ export class UserKeys {
   }
   runSequences(): string {
     return `${this.base}cq`;
+  }
+  runLatest(): string {
+    return `${this.base}cm`;
   }
   memory(namespace: string, key: string): string {
     return `${this.base}mv:${escapeKeyPart(namespace)}:${escapeKeyPart(key)}`;

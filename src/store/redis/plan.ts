@@ -138,20 +138,24 @@ export class Plan {
 
   /** Runs the plan; false when a checked revision changed (nothing was written by the script). */
   async commit(): Promise<boolean> {
-    await Promise.all(this.before.map((fn) => fn()));
-    if (this.writeCount > 0) {
-      const reply = (await this.ctx.scripts.plan(
-        this.keys.length,
-        ...this.keys,
-        this.checkCount,
-        ...this.checks,
-        this.writeCount,
-        ...this.writes,
-      )) as unknown[];
-      if (reply[0] !== 1) {
-        await Promise.all(this.undo.map((fn) => fn()));
-        return false;
-      }
+    // The tenant-level writes are sent first and the script right behind them, in one round trip: one
+    // connection runs commands in the order they were sent.
+    const before = Promise.all(this.before.map((fn) => fn()));
+    const script =
+      this.writeCount === 0
+        ? Promise.resolve([1])
+        : this.ctx.scripts.plan(
+            this.keys.length,
+            ...this.keys,
+            this.checkCount,
+            ...this.checks,
+            this.writeCount,
+            ...this.writes,
+          );
+    const [, reply] = (await Promise.all([before, script])) as [unknown, unknown[]];
+    if (reply[0] !== 1) {
+      await Promise.all(this.undo.map((fn) => fn()));
+      return false;
     }
     await Promise.all(this.after.map((fn) => fn()));
     return true;
