@@ -142,6 +142,33 @@ describe('redis key layout', () => {
   });
 });
 
+describe('redis expiry on the system clock', () => {
+  it('Redis reclaims idle sessions by itself; the sweeper then leaves only the list of tenants', async () => {
+    const own = randomPrefix();
+    const store = await openRedisStore(REDIS_URL, { prefix: own });
+    try {
+      const tenant_id = `t_${randomUUID()}`;
+      for (let i = 0; i < 20; i++) {
+        const scope = { tenant_id, user_id: `u_${i}` };
+        const session = await store.createSession(scope, { ttl_seconds: 1 });
+        await store.appendMessages(scope, session.id, [{ role: 'user', content: `${i}` }]);
+      }
+      expect((await keysOf(redis, own)).length).toBe(20 * 3 + 4);
+      // TTL 1 s plus a grace of 1 s; SCAN does not return keys past their TTL.
+      await new Promise((resolve) => setTimeout(resolve, 2_300));
+      const left = await keysOf(redis, own);
+      expect(left.sort()).toEqual(
+        [`${own}:tenants`, ...['own', 'ss', 'sx'].map((k) => new TenantKeys(own, tenant_id).base + k)].sort(),
+      );
+      expect(await store.sweepExpired(1000)).toBe(20);
+      expect(await keysOf(redis, own)).toEqual([`${own}:tenants`]);
+    } finally {
+      await store.close();
+      await removePrefix(own);
+    }
+  });
+});
+
 describe('redis URL', () => {
   it('opens through openStore with ?prefix=, and refuses ?durable= and a bad prefix', async () => {
     const own = randomPrefix();
