@@ -6,22 +6,21 @@
 
 import { isoAt } from '../core/clock.js';
 import { newId } from '../core/ids.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
+import type { JsonValue } from '../core/json.js';
 import type { Action, Task, TaskState } from '../core/model.js';
 import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
-import type { NewTask, TaskPatch } from '../store/types.js';
 import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
 import { executeTask } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
-import { askText, cancelledText, declinedText, errorsText, nothingText } from './replies.js';
+import { nothingText } from './replies.js';
 import { type RouteOutcome, routeByRules } from './router.js';
 import type { RunContext } from './run-context.js';
 import { loadSnapshot, openTaskInfo, type Snapshot } from './snapshot.js';
-import { advance, type Reaction } from './state-machine.js';
-import { statusLine } from './status.js';
-import { type TaskType, taskTypeInfo } from './task-type.js';
+import type { Reaction } from './state-machine.js';
+import { advanceTarget, expectingOf, type Write } from './target.js';
+import { taskTypeInfo } from './task-type.js';
 import type { ToolRegistry } from './tool.js';
 
 export interface ProgramEnv {
@@ -62,39 +61,6 @@ function fromDecision(decision: RouteDecision, tasks: readonly OpenTaskInfo[], a
   return { kind: 'none', reason: decision.reason };
 }
 
-type Write =
-  | { readonly kind: 'create'; readonly task: NewTask }
-  | {
-      readonly kind: 'update';
-      readonly id: string;
-      readonly expected_version: number;
-      readonly patch: TaskPatch;
-    };
-
-function reactionText(
-  type: TaskType,
-  reaction: Reaction,
-  slots: JsonObject,
-  line: string,
-  errors: Parameters<typeof askText>[2],
-  language: Language,
-): string {
-  switch (reaction.kind) {
-    case 'ask':
-      return askText(type, reaction.slot, errors, language);
-    case 'confirm':
-      return (
-        (errors.length > 0 ? `${errorsText(errors, language)} ` : '') + type.confirmText(slots, language)
-      );
-    case 'declined':
-      return declinedText(language);
-    case 'cancelled':
-      return cancelledText(type, slots, language);
-    default:
-      return errors.length > 0 ? `${errorsText(errors, language)} ${line}` : line;
-  }
-}
-
 export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOutput> {
   const { agent, model } = env;
   const { input, session_id: sessionId } = rt.header;
@@ -107,12 +73,10 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const session = snap.session;
   const language = chooseLanguage(session.context, input);
   const timezone = chooseTimezone(session.context, env.timezone);
-  const context = { today: todayIn(nowMs, timezone) };
+  const today = todayIn(nowMs, timezone);
   const infos = snap.tasks.map((task) => openTaskInfo(agent, task));
   const typeInfos = agent.taskTypes.map(taskTypeInfo);
   const focus = infos.filter((task) => FILLING.includes(task.state)).sort(byRecency)[0];
-  const expectingOf = (task: OpenTaskInfo | undefined) =>
-    task?.missing[0] === undefined ? null : { type: task.type, slot: task.missing[0] };
   const base = { input, now: isoAt(nowMs), timezone, language };
 
   const first = (await rt.read('model.extract', async () =>
@@ -133,103 +97,33 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const actions: Action[] = [];
   let reaction: Reaction | null = null;
   let targetId: string | null = null;
-  let target: Task | null = null;
-  let cancelledOrTarget = new Set<string>();
+  let executing: Task | null = null;
+  let cancelled: string | null = null;
 
-  const type: TaskType | undefined =
-    route.kind === 'task'
-      ? taskTypeOf(agent, snap.tasks.find((task) => task.id === route.task_id)?.type ?? '')
-      : route.kind === 'new'
-        ? taskTypeOf(agent, route.type)
-        : undefined;
-  if (route.kind === 'task') target = snap.tasks.find((task) => task.id === route.task_id) ?? null;
+  const routed =
+    route.kind === 'task' ? (snap.tasks.find((task) => task.id === route.task_id) ?? null) : null;
+  const type = taskTypeOf(agent, routed?.type ?? (route.kind === 'new' ? route.type : ''));
   if (type !== undefined) {
-    targetId = target?.id ?? ((await rt.read('random', async () => newId('task'))) as string);
+    targetId = routed?.id ?? ((await rt.read('random', async () => newId('task'))) as string);
     touched.push(targetId);
-    const info = target === null ? undefined : infos.find((task) => task.id === target?.id);
-    let extraction = first;
-    if (info !== undefined && info.id !== focus?.id && expectingOf(info) !== null) {
-      extraction = (await rt.read('model.extract', async () =>
-        json(await model.extract({ ...base, taskTypes: [taskTypeInfo(type)], expecting: expectingOf(info) })),
-      )) as unknown as Extraction;
-    }
-    const adv = advance(
+    const info = infos.find((task) => task.id === targetId);
+    const result = await advanceTarget(rt, {
       type,
-      {
-        state: target?.state ?? 'INIT',
-        slots: target?.slots ?? {},
-        found: extraction.slots[type.name] ?? {},
-        answer: extraction.answer,
-        cancel: extraction.cancel,
-      },
-      context,
-    );
-    reaction = adv.reaction;
-    const executes = adv.reaction.kind === 'execute';
-    let current = target;
-    let data: JsonObject = target?.data ?? {};
-    const adopt = target !== null && target.session_id !== sessionId ? { session_id: sessionId } : {};
-    const writeFor = (state: TaskState | null, cause: string): Write => {
-      const line = statusLine(type, state ?? current?.state ?? 'COLLECTING', adv.slots);
-      if (current === null) {
-        return {
-          kind: 'create',
-          task: {
-            id: targetId!,
-            session_id: sessionId,
-            type: type.name,
-            state: state ?? 'COLLECTING',
-            slots: adv.slots,
-            status_line: line,
-            data,
-          },
-        };
-      }
-      const patch: TaskPatch = {
-        slots: adv.slots,
-        status_line: line,
-        data,
-        ...adopt,
-        ...(state === null ? {} : { state, cause }),
-      };
-      return { kind: 'update', id: current.id, expected_version: current.version, patch };
-    };
-    for (let i = 0; i < adv.transitions.length; i++) {
-      const transition = adv.transitions[i]!;
-      if (transition.to === 'COLLECTING' && current?.state === 'FAILED') {
-        data = { ...data, round: (typeof data.round === 'number' ? data.round : 0) + 1 };
-      }
-      const write = writeFor(transition.to, transition.cause);
-      if (!executes && i === adv.transitions.length - 1) {
-        writes.push(write);
-        break;
-      }
-      const batch = write.kind === 'create' ? { create_tasks: [write.task] } : { update_tasks: [write] };
-      const { result } = await rt.commit(transition.to.toLowerCase(), batch, targetId);
-      current = result.tasks.find((task) => task.id === targetId) ?? current;
-    }
-    if (adv.transitions.length === 0 && current !== null) {
-      const write = writeFor(null, '');
-      const changed =
-        adv.changed.length > 0 ||
-        'session_id' in adopt ||
-        current.status_line !== (write.kind === 'update' ? write.patch.status_line : '');
-      if (changed && current.state !== 'EXECUTING') writes.push(write);
-    }
-    if (adv.state === 'CANCELLED') cancelledOrTarget = new Set([targetId]);
-    if (executes && current !== null) target = current;
-    if (!executes && !(adv.state === 'EXECUTING')) {
-      parts.push(
-        reactionText(
-          type,
-          adv.reaction,
-          adv.slots,
-          statusLine(type, adv.state, adv.slots),
-          adv.errors,
-          language,
-        ),
-      );
-    }
+      task: routed,
+      taskId: targetId,
+      info,
+      extraction: first,
+      focused: info === undefined || info.id === focus?.id,
+      sessionId,
+      model,
+      base,
+      today,
+    });
+    reaction = result.reaction;
+    if (result.write !== null) writes.push(result.write);
+    if (result.text !== null) parts.push(result.text);
+    if (result.state === 'CANCELLED') cancelled = targetId;
+    if (result.reaction.kind === 'execute') executing = result.task;
   } else {
     parts.push(
       nothingText(
@@ -242,9 +136,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
 
   // EXECUTING: tasks left executing by earlier turns (continued once their blocking action is resolved),
   // then the target if it was just confirmed.
-  const running = snap.tasks.filter((task) => task.state === 'EXECUTING' && !cancelledOrTarget.has(task.id));
-  if (target !== null && target.state === 'EXECUTING' && !running.some((task) => task.id === target?.id))
-    running.push(target);
+  const running = snap.tasks.filter((task) => task.state === 'EXECUTING' && task.id !== cancelled);
+  if (executing !== null) running.push(executing);
   for (const task of running) {
     const taskType = taskTypeOf(agent, task.type);
     if (taskType === undefined) continue;
