@@ -9,3 +9,5 @@ export { createMemoryStore, MemoryStore } from './store/memory/index.js';
 export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
 export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
 export { instrumentStore } from './observability/instrumented-store.js';
+export * from './context/index.js';
+export * from './memory/index.js';
