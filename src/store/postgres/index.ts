@@ -8,6 +8,8 @@
  *   connections get `search_path` set to the schema when first used by the store.
  * - `schema`: the schema of every table, created when absent. Default `agentstate` (or the URL's).
  * - `max`: connections of the store's own pool. Default 10.
+ * - `connectTimeoutMs`: how long a call waits for a connection of the store's own pool before it fails with
+ *   `store_unavailable`. Default 10000.
  * JSON values are stored as JSON text (not jsonb, which refuses \u0000 inside strings), so every plain-JSON
  * value round-trips unchanged; audit queries cast with `::jsonb`.
  */
@@ -24,6 +26,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly pool?: pg.Pool;
   readonly schema?: string;
   readonly max?: number;
+  readonly connectTimeoutMs?: number;
 }
 
 export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
@@ -56,12 +59,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const schema = options.schema ?? fromUrl?.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!SCHEMA_NAME.test(schema)) checks.fail(`schema ${JSON.stringify(schema)} must be a plain identifier`);
   const max = options.max === undefined ? 10 : checks.positiveInt(options.max, 'max');
+  const connectTimeoutMs =
+    options.connectTimeoutMs === undefined
+      ? 10_000
+      : checks.positiveInt(options.connectTimeoutMs, 'connectTimeoutMs');
+  if (options.defaultSessionTtlSeconds !== undefined) {
+    checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
+  }
   const ownPool =
     fromUrl === null
       ? null
       : new pg.Pool({
           connectionString: fromUrl.connectionString,
           max,
+          connectionTimeoutMillis: connectTimeoutMs,
           options: `-c search_path="${schema}"`,
         });
   ownPool?.on('error', () => undefined);

@@ -27,13 +27,20 @@ const SYNCHRONOUS: readonly SqliteSynchronous[] = ['OFF', 'NORMAL', 'FULL', 'EXT
 
 /** Opens (creating the file and its directory when absent) and migrates a SQLite store. */
 export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<StateStore> {
-  if (typeof path !== 'string' || path.length === 0)
-    new Checks('sqlite').fail('path must be a non-empty file path');
+  const checks = new Checks('sqlite');
+  if (typeof path !== 'string' || path.length === 0) checks.fail('path must be a non-empty file path');
+  checks.record(options, 'options');
   const synchronous = options.sqliteSynchronous ?? 'NORMAL';
   if (!SYNCHRONOUS.includes(synchronous)) {
-    new Checks('sqlite').fail(`sqliteSynchronous must be one of ${SYNCHRONOUS.join(', ')}`);
+    checks.fail(`sqliteSynchronous must be one of ${SYNCHRONOUS.join(', ')}`);
   }
-  const busyTimeoutMs = options.sqliteBusyTimeoutMs ?? 5000;
+  const busyTimeoutMs =
+    options.sqliteBusyTimeoutMs === undefined
+      ? 5000
+      : checks.nonNegativeInt(options.sqliteBusyTimeoutMs, 'sqliteBusyTimeoutMs');
+  if (options.defaultSessionTtlSeconds !== undefined) {
+    checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
+  }
   let driver: ReturnType<typeof openSqliteDriver>;
   try {
     driver = openSqliteDriver(path, { synchronous, busyTimeoutMs });
