@@ -28,6 +28,10 @@ export async function openStore(
     }
     case 'redis:':
     case 'rediss:': {
+      if (new URLSearchParams(url.split('?')[1] ?? '').has('durable')) {
+        const { openTieredStore } = await import('./tiered/index.js');
+        return openTieredStore(url, options);
+      }
       const { openRedisStore } = await import('./redis/index.js');
       return openRedisStore(url, options);
     }

@@ -1,0 +1,107 @@
+/**
+ * The tiered store: `redis://host:port?durable=<postgres URL, URL-encoded>` (or
+ * `tiered:?redis=...&postgres=...`, see url.ts). Sessions and messages live in Redis with native TTLs,
+ * with hot copies of open tasks; tasks, task events, actions, checkpoints, long-term memory, leases and
+ * request keys live in PostgreSQL, which is the truth for every version check. Leases and request keys are
+ * durable on purpose: losing Redis must never let two runners take one session, nor replay a request.
+ * When Redis is lost, sessions and messages are gone; every task, action and checkpoint stays, and a new
+ * session of the same user finds its open tasks with listTasks. turn.ts states the write order of a turn.
+ *
+ * Options (one object, never mutated), beyond StoreOptions:
+ * - `prefix`: namespace of the Redis keys. Default `agentstate`, or the URL's `?prefix=`.
+ * - `schema`: the PostgreSQL schema. Default `agentstate`, or the PostgreSQL URL's `?schema=`.
+ * - `max`: PostgreSQL pool size. Default 10.  `connectTimeoutMs`: Redis connect timeout. Default 2000.
+ * - `hotTaskTtlSeconds`: lifetime of a hot task copy without writes. Default 3600.
+ * - `turnLockMs`: TTL of a session's turn lock (how long a dead holder blocks it). Default 10000.
+ * - `afterDurableCommit`: test hook run between the PostgreSQL commit and the Redis write of a turn.
+ */
+import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { invalidRequest, storeUnavailable } from '../../core/errors.js';
+import { type ConnectOptions, createClient } from '../redis/client.js';
+import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
+import type { Ctx as RedisCtx } from '../redis/plan.js';
+import { RedisStore } from '../redis/store.js';
+import { openPostgresStore } from '../postgres/index.js';
+import { Checks } from '../sql/validate.js';
+import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
+import { ADAPTER, rebrand } from './errors.js';
+import { DEFAULT_HOT_TTL_SECONDS, HotTasks } from './hot.js';
+import { DEFAULT_LOCK_MS, SessionLocks } from './lock.js';
+import { defineScripts } from './scripts.js';
+import { TieredStore } from './store.js';
+import type { AfterDurableCommit } from './turn.js';
+import { parseTieredUrl } from './url.js';
+
+export type { AfterDurableCommit } from './turn.js';
+export { parseTieredUrl, type TieredUrl } from './url.js';
+
+export interface TieredStoreOptions extends StoreOptions, ConnectOptions {
+  readonly prefix?: string;
+  readonly schema?: string;
+  readonly max?: number;
+  readonly hotTaskTtlSeconds?: number;
+  readonly turnLockMs?: number;
+  readonly afterDurableCommit?: AfterDurableCommit;
+}
+
+const PREFIX = /^[A-Za-z0-9_.-]{1,100}$/;
+
+export async function openTieredStore(url: string, options: TieredStoreOptions = {}): Promise<StateStore> {
+  const v = new Checks(ADAPTER);
+  v.record(options, 'options');
+  const parts = parseTieredUrl(url);
+  let redisUrl: { connection: string; prefix: string | null };
+  try {
+    redisUrl = parseRedisUrl(parts.redis);
+  } catch (error) {
+    throw rebrand(error, 'redis');
+  }
+  const prefix = options.prefix ?? redisUrl.prefix ?? DEFAULT_PREFIX;
+  if (!PREFIX.test(prefix)) {
+    throw invalidRequest('[tiered] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
+  }
+  const defaultTtlSeconds =
+    options.defaultSessionTtlSeconds === undefined
+      ? DEFAULT_SESSION_TTL_SECONDS
+      : v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
+  const hotTtl = v.positiveInt(options.hotTaskTtlSeconds ?? DEFAULT_HOT_TTL_SECONDS, 'hotTaskTtlSeconds');
+  const lockMs = v.positiveInt(options.turnLockMs ?? DEFAULT_LOCK_MS, 'turnLockMs');
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? cryptoRandom;
+
+  const { redis, scripts } = createClient(redisUrl.connection, options);
+  const tiered = defineScripts(redis);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw storeUnavailable(ADAPTER, error);
+  }
+  const ctx: RedisCtx = { redis, scripts, prefix, clock, random, defaultTtlSeconds };
+  const redisStore = new RedisStore(ctx);
+  let pg: StateStore;
+  try {
+    pg = await openPostgresStore({
+      url: parts.postgres,
+      clock,
+      random,
+      defaultSessionTtlSeconds: defaultTtlSeconds,
+      ...(options.schema === undefined ? {} : { schema: options.schema }),
+      ...(options.max === undefined ? {} : { max: options.max }),
+    });
+  } catch (error) {
+    await redisStore.close();
+    throw rebrand(error, 'postgres');
+  }
+  return new TieredStore(
+    {
+      redis: ctx,
+      pg,
+      sql: { adapter: ADAPTER, v, clock, random, defaultSessionTtlSeconds: defaultTtlSeconds },
+      hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),
+      locks: new SessionLocks(redis, tiered, prefix, lockMs),
+      afterDurableCommit: options.afterDurableCommit,
+    },
+    redisStore,
+  );
+}

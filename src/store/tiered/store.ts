@@ -1,0 +1,166 @@
+/**
+ * The tiered StateStore: a Redis store (sessions, messages) and a PostgreSQL store (everything durable)
+ * opened side by side; each call goes to the tier that owns its records, tasks get hot copies in Redis
+ * (hot.ts), version-changing session calls hold the session's turn lock (lock.ts) and commitTurn spans
+ * both tiers (turn.ts). Every error starts with `[tiered]` (errors.ts).
+ */
+import { closedError } from '../../core/errors.js';
+import type { Task } from '../../core/model.js';
+import { checkTaskPatch } from '../sql/tasks.js';
+import type * as t from '../types.js';
+import { ADAPTER, rebrand, type Tier } from './errors.js';
+import { commitTurn, type TurnDeps } from './turn.js';
+
+export class TieredStore implements t.StateStore {
+  readonly adapter = ADAPTER;
+  readonly capabilities: t.StoreCapabilities = { multiProcess: true, durable: true };
+  private closing: Promise<void> | null = null;
+  private readonly redis: t.StateStore;
+  private readonly pg: t.StateStore;
+
+  constructor(
+    private readonly deps: TurnDeps,
+    redis: t.StateStore,
+  ) {
+    this.redis = redis;
+    this.pg = deps.pg;
+  }
+
+  /** Open check, then `work`; errors come out under the tiered store's name. */
+  private async run<T>(tier: Tier, work: () => Promise<T>): Promise<T> {
+    if (this.closing !== null) throw closedError(ADAPTER);
+    try {
+      return await work();
+    } catch (error) {
+      throw rebrand(error, tier);
+    }
+  }
+
+  /** Checks a read scope and a session id, then runs `work` holding that session's turn lock. */
+  private locked<T>(scope: t.ReadScope, id: string, work: () => Promise<T>): Promise<T> {
+    return this.run('redis', () => {
+      this.deps.sql.v.readScope(scope);
+      this.deps.sql.v.id(id, 'session', 'session id');
+      return this.deps.locks.with(scope.tenant_id, [id], work);
+    });
+  }
+
+  // sessions and messages: Redis
+  createSession: t.StateStore['createSession'] = (s, input) =>
+    this.run('redis', () => this.redis.createSession(s, input));
+  getSession: t.StateStore['getSession'] = (s, id) => this.run('redis', () => this.redis.getSession(s, id));
+  listSessions: t.StateStore['listSessions'] = (s, q) => this.run('redis', () => this.redis.listSessions(s, q));
+  updateSession: t.StateStore['updateSession'] = (s, id, expected, patch) =>
+    this.locked(s, id, () => this.redis.updateSession(s, id, expected, patch));
+  touchSession: t.StateStore['touchSession'] = (s, id) => this.run('redis', () => this.redis.touchSession(s, id));
+  endSession: t.StateStore['endSession'] = (s, id) => this.locked(s, id, () => this.redis.endSession(s, id));
+  deleteSession: t.StateStore['deleteSession'] = (s, id) =>
+    this.locked(s, id, () => this.redis.deleteSession(s, id));
+  appendMessages: t.StateStore['appendMessages'] = (s, id, m) =>
+    this.run('redis', () => this.redis.appendMessages(s, id, m));
+  listMessages: t.StateStore['listMessages'] = (s, id, q) =>
+    this.run('redis', () => this.redis.listMessages(s, id, q));
+  lastMessages: t.StateStore['lastMessages'] = (s, id, n) =>
+    this.run('redis', () => this.redis.lastMessages(s, id, n));
+
+  // tasks: PostgreSQL, with hot copies in Redis
+  createTask: t.StateStore['createTask'] = (s, input) =>
+    this.run('postgres', async () => {
+      const task = await this.pg.createTask(s, input);
+      await this.deps.hot.put([task]);
+      return task;
+    });
+  getTask: t.StateStore['getTask'] = (s, id) =>
+    this.run('postgres', async () => {
+      const { v } = this.deps.sql;
+      v.readScope(s);
+      v.id(id, 'task', 'task id');
+      if (s.user_id !== undefined) {
+        const hot = await this.deps.hot.read(s.tenant_id, s.user_id, id);
+        if (hot !== undefined) return hot;
+      }
+      const task = await this.pg.getTask(s, id);
+      if (task !== null) await this.deps.hot.put([task]);
+      return task;
+    });
+  listTasks: t.StateStore['listTasks'] = (s, q) => this.run('postgres', () => this.pg.listTasks(s, q));
+  updateTask: t.StateStore['updateTask'] = (s, id, expected, patch) =>
+    this.run('postgres', async () => {
+      const { v } = this.deps.sql;
+      v.readScope(s);
+      v.id(id, 'task', 'task id');
+      v.positiveInt(expected, 'expected_version');
+      checkTaskPatch(this.deps.sql, patch, 'patch');
+      const owner = s.user_id ?? (await this.pg.getTask(s, id))?.user_id;
+      if (owner !== undefined) {
+        await this.run('redis', () => this.deps.hot.hold(s.tenant_id, owner, [{ id, version: expected }]));
+      }
+      const task: Task = await this.pg.updateTask(s, id, expected, patch);
+      await this.deps.hot.put([task]);
+      return task;
+    });
+  listTaskEvents: t.StateStore['listTaskEvents'] = (s, id) =>
+    this.run('postgres', () => this.pg.listTaskEvents(s, id));
+
+  // actions, checkpoints, memory, leases, request keys: PostgreSQL
+  beginAction: t.StateStore['beginAction'] = (s, input) => this.run('postgres', () => this.pg.beginAction(s, input));
+  getAction: t.StateStore['getAction'] = (s, id) => this.run('postgres', () => this.pg.getAction(s, id));
+  getActionByKey: t.StateStore['getActionByKey'] = (s, key) =>
+    this.run('postgres', () => this.pg.getActionByKey(s, key));
+  completeAction: t.StateStore['completeAction'] = (s, id, c) =>
+    this.run('postgres', () => this.pg.completeAction(s, id, c));
+  markActionUnknown: t.StateStore['markActionUnknown'] = (s, id, note) =>
+    this.run('postgres', () => this.pg.markActionUnknown(s, id, note));
+  resolveAction: t.StateStore['resolveAction'] = (s, id, r) =>
+    this.run('postgres', () => this.pg.resolveAction(s, id, r));
+  recordAttempt: t.StateStore['recordAttempt'] = (s, id) => this.run('postgres', () => this.pg.recordAttempt(s, id));
+  listActions: t.StateStore['listActions'] = (s, q) => this.run('postgres', () => this.pg.listActions(s, q));
+
+  putCheckpoint: t.StateStore['putCheckpoint'] = (s, input) =>
+    this.run('postgres', () => this.pg.putCheckpoint(s, input));
+  getCheckpoint: t.StateStore['getCheckpoint'] = (s, id) => this.run('postgres', () => this.pg.getCheckpoint(s, id));
+  latestCheckpoint: t.StateStore['latestCheckpoint'] = (s, run) =>
+    this.run('postgres', () => this.pg.latestCheckpoint(s, run));
+  listCheckpoints: t.StateStore['listCheckpoints'] = (s, run, q) =>
+    this.run('postgres', () => this.pg.listCheckpoints(s, run, q));
+  pruneCheckpoints: t.StateStore['pruneCheckpoints'] = (s, run, keep) =>
+    this.run('postgres', () => this.pg.pruneCheckpoints(s, run, keep));
+
+  putMemory: t.StateStore['putMemory'] = (s, input) => this.run('postgres', () => this.pg.putMemory(s, input));
+  getMemory: t.StateStore['getMemory'] = (s, ns, key) => this.run('postgres', () => this.pg.getMemory(s, ns, key));
+  deleteMemory: t.StateStore['deleteMemory'] = (s, ns, key) =>
+    this.run('postgres', () => this.pg.deleteMemory(s, ns, key));
+  listMemory: t.StateStore['listMemory'] = (s, ns, q) => this.run('postgres', () => this.pg.listMemory(s, ns, q));
+
+  acquireLease: t.StateStore['acquireLease'] = (s, name, owner, ms) =>
+    this.run('postgres', () => this.pg.acquireLease(s, name, owner, ms));
+  releaseLease: t.StateStore['releaseLease'] = (s, name, owner) =>
+    this.run('postgres', () => this.pg.releaseLease(s, name, owner));
+  claimRequestKey: t.StateStore['claimRequestKey'] = (s, key, hash, ttl) =>
+    this.run('postgres', () => this.pg.claimRequestKey(s, key, hash, ttl));
+  completeRequestKey: t.StateStore['completeRequestKey'] = (s, key, response) =>
+    this.run('postgres', () => this.pg.completeRequestKey(s, key, response));
+  releaseRequestKey: t.StateStore['releaseRequestKey'] = (s, key) =>
+    this.run('postgres', () => this.pg.releaseRequestKey(s, key));
+
+  commitTurn: t.StateStore['commitTurn'] = (s, batch) => this.run('redis', () => commitTurn(this.deps, s, batch));
+
+  /** Expired sessions and their messages (Redis; the count returned), then PostgreSQL's expired memory, leases and request keys. */
+  sweepExpired: t.StateStore['sweepExpired'] = (limit) =>
+    this.run('redis', async () => {
+      const removed = await this.redis.sweepExpired(limit);
+      await this.run('postgres', () => this.pg.sweepExpired(limit));
+      return removed;
+    });
+
+  async ping(): Promise<boolean> {
+    if (this.closing !== null) throw closedError(ADAPTER);
+    const [redis, pg] = await Promise.all([this.redis.ping(), this.pg.ping()]);
+    return redis && pg;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= Promise.all([this.redis.close(), this.pg.close()]).then(() => undefined);
+    return this.closing;
+  }
+}

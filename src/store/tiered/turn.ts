@@ -1,0 +1,122 @@
+/**
+ * commitTurn across the two tiers. The write order, and what a crash between the steps leaves:
+ *
+ * 1. Every part of the batch is checked (nothing is read or written before all checks pass).
+ * 2. When the batch patches a session, or appends messages along with durable parts, the session's turn
+ *    lock is taken (lock.ts): from here until step 6 no other call changes that session's version.
+ * 3. The Redis half is prepared but not written: the session must be live and at the expected version
+ *    (`not_found` / `version_conflict` here change nothing anywhere).
+ * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
+ * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
+ *    PostgreSQL), their events, begun and completed actions, the checkpoint. A failure rolls all of it
+ *    back, and nothing was written to Redis but the dropped hot copies.
+ * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
+ *    with gap-free seqs (retried while a concurrent touch or append moves the session under it).
+ * 7. The new tasks are written through to their hot copies; the lock is released.
+ *
+ * A crash or a Redis failure between 5 and 6 leaves the task state, actions and checkpoint committed and
+ * the session without this turn's patch and messages: the state is right and the reply can be
+ * regenerated. The caller gets `store_unavailable` with details.durable_committed = true (a retry of the
+ * same batch then fails with `version_conflict` on its tasks, as it should). A process that dies holding
+ * a lock blocks that session's version changes until the lock's TTL runs out.
+ */
+import type { Message, Session } from '../../core/model.js';
+import { checkMessages as redisCheckMessages } from '../redis/messages.js';
+import { type Ctx as RedisCtx, Plan, runPlan } from '../redis/plan.js';
+import { checkSessionPatch as redisCheckSessionPatch, prepareUpdateSession } from '../redis/sessions.js';
+import { prepareAppend } from '../redis/messages.js';
+import type { SqlContext } from '../sql/context.js';
+import { type CheckedBatch, checkBatch } from '../sql/turn.js';
+import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';
+import { durableCommitted, rebrand } from './errors.js';
+import type { HotTasks } from './hot.js';
+import type { SessionLocks } from './lock.js';
+
+/** Called after the PostgreSQL commit and before the Redis write (tests inject failures here). */
+export type AfterDurableCommit = (turn: { scope: Scope; durable: TurnResult }) => void | Promise<void>;
+
+export interface TurnDeps {
+  readonly redis: RedisCtx;
+  readonly pg: StateStore;
+  readonly sql: SqlContext;
+  readonly hot: HotTasks;
+  readonly locks: SessionLocks;
+  readonly afterDurableCommit?: AfterDurableCommit | undefined;
+}
+
+interface RedisHalf {
+  session: Session | null;
+  messages: Message[];
+}
+
+const EMPTY: TurnResult = { session: null, tasks: [], actions: [], messages: [], checkpoint: null };
+
+function check(d: TurnDeps, scope: Scope, batch: TurnBatch): CheckedBatch {
+  d.sql.v.scope(scope);
+  const checked = checkBatch(d.sql, batch);
+  try {
+    if (batch.session !== undefined) redisCheckSessionPatch(batch.session.patch ?? {});
+    if (batch.messages !== undefined) redisCheckMessages(batch.messages.items);
+  } catch (error) {
+    throw rebrand(error, 'redis');
+  }
+  return checked;
+}
+
+/** The batch without its Redis parts. */
+function durablePart(batch: TurnBatch): TurnBatch {
+  const { session: _session, messages: _messages, ...durable } = batch;
+  return durable;
+}
+
+export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
+  const b = check(d, scope, batch);
+  const hasDurable =
+    b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 || b.checkpoint !== null;
+  const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
+  const redisHalf = async (plan: Plan): Promise<RedisHalf> => {
+    const out: RedisHalf = { session: null, messages: [] };
+    if (batch.session !== undefined) {
+      const { id, expected_version, patch } = batch.session;
+      out.session = await prepareUpdateSession(plan, scope, id, expected_version, patch ?? {});
+    }
+    if (batch.messages !== undefined) {
+      const appended = await prepareAppend(plan, scope, batch.messages.session_id, batch.messages.items);
+      out.session = appended.session;
+      out.messages = appended.messages;
+    }
+    return out;
+  };
+  const writeRedis = () => runPlan(d.redis, redisHalf);
+  const needsLock = b.session !== null || (b.messages !== null && hasDurable);
+  let release: (() => Promise<void>) | null = null;
+  try {
+    if (needsLock) release = await d.locks.acquire(scope.tenant_id, sessionIds);
+    if (!hasDurable) {
+      if (sessionIds.length === 0) return { ...EMPTY };
+      return { ...EMPTY, ...(await writeRedis()) };
+    }
+    if (sessionIds.length > 0) await redisHalf(new Plan(d.redis));
+    const holds = b.updates.map((u) => ({ id: u.id, version: u.expected }));
+    await d.hot.hold(scope.tenant_id, scope.user_id, holds);
+    let durable: TurnResult;
+    try {
+      durable = await d.pg.commitTurn(scope, durablePart(batch));
+    } catch (error) {
+      throw rebrand(error, 'postgres');
+    }
+    let half: RedisHalf = { session: null, messages: [] };
+    try {
+      await d.afterDurableCommit?.({ scope, durable });
+      if (sessionIds.length > 0) half = await writeRedis();
+    } catch (error) {
+      throw durableCommitted(rebrand(error, 'redis'));
+    }
+    await d.hot.put(durable.tasks);
+    return { ...durable, session: half.session, messages: half.messages };
+  } catch (error) {
+    throw rebrand(error, 'redis');
+  } finally {
+    await release?.();
+  }
+}
