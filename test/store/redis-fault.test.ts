@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AgentStateError, isAgentStateError } from '../../src/core/errors.js';
 import { openRedisStore } from '../../src/store/redis/index.js';
@@ -115,6 +116,24 @@ describe('redis store when the server goes away', () => {
       expect((await store.listMessages(scope, id)).map((m) => m.seq)).toEqual([1, 2]);
     } finally {
       await store.close();
+    }
+  });
+
+  it('a server refusing writes (out of memory) is store_unavailable, and fine again after', {
+    timeout: 30_000,
+  }, async () => {
+    const port = await freePort();
+    await startRedis(port);
+    const admin = new Redis(`redis://127.0.0.1:${port}`);
+    const store = await openRedisStore(`redis://127.0.0.1:${port}`, { prefix: 'oom' });
+    try {
+      await admin.config('SET', 'maxmemory', '1');
+      expectUnavailable(await unit(store, 'oom'));
+      await admin.config('SET', 'maxmemory', '0');
+      expect(await unit(store, 'oom')).toBeNull();
+    } finally {
+      await store.close();
+      admin.disconnect();
     }
   });
 

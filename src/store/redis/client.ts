@@ -62,6 +62,9 @@ export function createClient(
   };
 }
 
+/** Replies that mean "not now" (loading, failover, cluster reconfiguring, out of memory): unavailable. */
+const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|OOM|NOREPLICAS|MOVED|ASK)\b/;
+
 /** Turns a driver error into an AgentStateError: a reply from Redis is internal, anything else unavailable. */
 export function mapError(error: unknown): AgentStateError {
   if (error instanceof AgentStateError) {
@@ -72,7 +75,7 @@ export function mapError(error: unknown): AgentStateError {
     };
     return new AgentStateError(error.code, `[${ADAPTER}] ${error.message}`, options);
   }
-  if (error instanceof Error && error.name === 'ReplyError') {
+  if (error instanceof Error && error.name === 'ReplyError' && !TRANSIENT_REPLY.test(error.message)) {
     return new AgentStateError('internal', `[redis] ${error.message}`, { cause: error });
   }
   return storeUnavailable(ADAPTER, error);
