@@ -40,6 +40,7 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
     sessionId: session.id,
   });
   return {
+    agentNames: () => setup.agents.names(),
     async runTurn(scope, session, input) {
       return response(await runTurn({ ...optionsFor(scope, session), input }));
     },

@@ -25,6 +25,7 @@ import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
+import type { RuntimeSetup } from './runtime-runner.js';
 import { buildSchemas } from './schemas.js';
 import type { TurnRunner } from './turn-runner.js';
 
@@ -32,7 +33,12 @@ export interface ServerOptions {
   readonly store: StateStore;
   /** A complete configuration, or a partial one completed with the documented defaults. */
   readonly config?: HttpConfig | HttpConfigInput;
-  /** The agent runtime behind turns, resume and checkpoints; those routes answer 501 without it. */
+  /**
+   * The agents (with their models and tools) that run turns: the server builds the runtime from them.
+   * Without `agents` or `turns`, turns, resume and checkpoints answer 501 `not_implemented`.
+   */
+  readonly agents?: RuntimeSetup;
+  /** The runtime behind turns, resume and checkpoints, when built by the caller (wins over `agents`). */
   readonly turns?: TurnRunner | null;
   /** A pino logger; `false` for none. Default: JSON logs on stdout at level `AGENTSTATE_LOG_LEVEL` or info. */
   readonly logger?: FastifyBaseLogger | false;

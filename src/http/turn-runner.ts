@@ -23,6 +23,8 @@ export const ContextResponseSchema = z.looseObject({
 export type ContextResponse = z.infer<typeof ContextResponseSchema>;
 
 export interface TurnRunner {
+  /** The agents a new session may name; a session naming another one is refused with 400. */
+  agentNames?(): string[];
   /** Runs one turn of the session's agent; the answer of `POST /v1/sessions/{id}/turns`. */
   runTurn(scope: Scope, session: Session, input: string): Promise<TurnResponse>;
   /** Resumes an interrupted run of the session; the answer of `POST /v1/sessions/{id}/resume`. */

@@ -85,6 +85,15 @@ describe('turns', () => {
     expect(resumed.body.reply).toBe(reply.body.reply);
   });
 
+  it('a new session must name a known agent', async () => {
+    const made = await call(server.url, 'POST', '/v1/sessions', {
+      token: server.tokens.alice,
+      body: { agent: 'nope' },
+    });
+    expect(made.status).toBe(400);
+    expect(made.body.error.message).toContain('flight_booking');
+  });
+
   it('another user or tenant gets 404 for turns, checkpoints and resume, and nothing runs', async () => {
     const session = await newSession();
     for (const token of [server.tokens.bob, server.keyB, server.tokens.carol]) {

@@ -1,11 +1,13 @@
 /** Sessions: create, list, read (with a summary of open tasks), update with If-Match, end. */
+import { invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, SessionSchema } from '../../core/model.js';
 import { readScopeOf, writeScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { IfMatchHeaders, pageOf, SessionParams, versionOfIfMatch } from '../schemas.js';
 import { ERRORS, etag, NO_CONTENT, requireSession, SessionWithTasksSchema } from './common.js';
 
-export function sessionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
+export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): void {
+  const known = turns?.agentNames?.();
   app.post(
     '/v1/sessions',
     {
@@ -17,6 +19,14 @@ export function sessionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void 
     },
     async (request, reply) => {
       const { user_id, ...input } = request.body;
+      if (known !== undefined && typeof input.agent === 'string' && !known.includes(input.agent)) {
+        throw invalidRequest(
+          `agent: no agent named ${JSON.stringify(input.agent)}; known: ${known.join(', ')}`,
+          {
+            field: 'agent',
+          },
+        );
+      }
       const session = await store.createSession(writeScopeOf(request.principal, user_id), input);
       return reply.status(201).header('etag', etag(session.version)).send(session);
     },
