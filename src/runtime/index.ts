@@ -11,6 +11,8 @@ export type { HeldLease } from './lease.js';
 export { acquireSessionLease, DEFAULT_LEASE_TTL_MS } from './lease.js';
 export type { RouteOutcome } from './router.js';
 export { routeByRules } from './router.js';
+export type { AgentRuntime, AgentRuntimeOptions } from './runtime.js';
+export { createAgentRuntime } from './runtime.js';
 export type { Advance, AdvanceInput, NextStep, Reaction, Transition } from './state-machine.js';
 export { advance, assertTransition, nextStep } from './state-machine.js';
 export type { Progress } from './status.js';

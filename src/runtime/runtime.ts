@@ -1,0 +1,56 @@
+/**
+ * A runtime bound to its store and registries, for servers and CLIs: `turn(scope, sessionId, input)` and
+ * `resume(scope, sessionId)`. Options are read once and never mutated; defaults are documented per field.
+ */
+import type { Clock } from '../core/clock.js';
+import { createRulesModel } from '../models/rules/index.js';
+import { createModelRegistry, type ModelRegistry } from '../models/types.js';
+import type { Scope, StateStore } from '../store/types.js';
+import type { RetryPolicy } from './actions.js';
+import type { AgentRegistry } from './agent.js';
+import type { ToolRegistry } from './tool.js';
+import { type RuntimeOptions, resumeRun, runTurn, type TurnOutput } from './turn.js';
+
+export interface AgentRuntimeOptions {
+  readonly store: StateStore;
+  readonly agents: AgentRegistry;
+  readonly tools: ToolRegistry;
+  /** Default: a registry holding the `rules` model only. */
+  readonly models?: ModelRegistry;
+  /** Default 'rules'. */
+  readonly model?: string;
+  /** Default: the system clock. */
+  readonly clock?: Clock;
+  /** Default 'UTC' (a session's context.timezone wins). */
+  readonly timezone?: string;
+  readonly retry?: Partial<RetryPolicy>;
+  readonly lease?: { readonly owner?: string; readonly ttlMs?: number };
+}
+
+export interface AgentRuntime {
+  turn(scope: Scope, sessionId: string, input: string, agent?: string): Promise<TurnOutput>;
+  /** Continues an interrupted run; the last finished run's output when none is interrupted; null when none ran. */
+  resume(scope: Scope, sessionId: string): Promise<TurnOutput | null>;
+}
+
+export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
+  const models = options.models ?? createModelRegistry([createRulesModel()]);
+  const base = (scope: Scope, sessionId: string): RuntimeOptions => ({
+    store: options.store,
+    scope,
+    sessionId,
+    agents: options.agents,
+    models,
+    tools: options.tools,
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.timezone === undefined ? {} : { timezone: options.timezone }),
+    ...(options.retry === undefined ? {} : { retry: options.retry }),
+    ...(options.lease === undefined ? {} : { lease: options.lease }),
+  });
+  return {
+    turn: (scope, sessionId, input, agent) =>
+      runTurn({ ...base(scope, sessionId), input, ...(agent === undefined ? {} : { agent }) }),
+    resume: (scope, sessionId) => resumeRun(base(scope, sessionId)),
+  };
+}
