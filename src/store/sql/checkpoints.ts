@@ -100,8 +100,8 @@ export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string
     `WITH RECURSIVE chain(hash) AS (
       SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
       UNION
-      SELECT b.base FROM checkpoint_blobs b JOIN chain c ON b.hash = c.hash
-        WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.base IS NOT NULL)
+      SELECT b.base FROM chain c CROSS JOIN checkpoint_blobs b
+        WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.hash = c.hash AND b.base IS NOT NULL)
     SELECT hash, base, data FROM checkpoint_blobs
       WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (SELECT hash FROM chain)`,
     [...owner, ...hashes, ...owner, ...owner],
