@@ -125,14 +125,23 @@ describe('checkpoint benchmark', () => {
       const keys = async () =>
         [...(await redis.keys('agentstate-bench:*')), ...(await redis.keys('*{bench-*'))].sort();
       const [schemasBefore, keysBefore] = [await schemas(), await keys()];
-      const { report } = await bench(
-        'servers',
-        '--systems',
-        'langgraph-postgres,raw-pg-1,raw-pg-8,raw-redis',
-      );
-      expectMeasured(report, ['langgraph-postgres', 'raw-pg-1', 'raw-pg-8', 'raw-redis']);
+      const systems = [
+        'agentstate-postgres',
+        'langgraph-postgres',
+        'raw-pg-1',
+        'raw-pg-8',
+        'agentstate-redis',
+        'raw-redis',
+      ];
+      const { report } = await bench('servers', '--systems', systems.join(','));
+      expectMeasured(report, systems);
       expect(report.systems.find((s) => s.name === 'raw-pg-8')?.concurrency).toBe(8);
-      expect(report.ratios).toEqual([]); // no agentstate system was asked for
+      expect(report.ratios.map((r) => `${r.agentstate}/${r.versus}`)).toEqual([
+        ...Array(3).fill('agentstate-postgres/langgraph-postgres'),
+        ...Array(3).fill('agentstate-postgres/raw-pg-1'),
+        ...Array(3).fill('agentstate-postgres/raw-pg-8'),
+        ...Array(3).fill('agentstate-redis/raw-redis'),
+      ]);
       expect(await schemas()).toEqual(schemasBefore);
       expect(await keys()).toEqual(keysBefore);
     } finally {

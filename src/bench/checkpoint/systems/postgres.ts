@@ -1,6 +1,7 @@
 /**
  * PostgreSQL systems (opt-in: they need a server). Each works in a schema of its own, dropped at close,
- * so the bench never touches other data and its stored bytes are the relations of that schema.
+ * so the bench never touches other data and its stored bytes are the relations of that schema. The raw
+ * baseline stores the state as JSON text (like raw-sqlite), with 1 connection or a pool of 8 driving 8 runs at once.
  */
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
@@ -65,13 +66,13 @@ function rawPostgres(connections: number): SystemSpec {
       const pool = new pg.Pool({ connectionString: context.postgresUrl, max: connections });
       await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await pool.query(
-        `CREATE TABLE ${schema}.checkpoints (run_id text NOT NULL, step int NOT NULL, data jsonb NOT NULL, PRIMARY KEY (run_id, step))`,
+        `CREATE TABLE ${schema}.checkpoints (run_id text NOT NULL, step int NOT NULL, data text NOT NULL, PRIMARY KEY (run_id, step))`,
       );
       const baseline = (await schemaBytes(pool, schema)).bytes;
       const run = (index: number) => `run-${index}`;
-      const decode = (row: { step: number; data: { messages?: unknown } } | undefined): ReadBack => {
+      const decode = (row: { step: number; data: string } | undefined): ReadBack => {
         if (row === undefined) throw new Error(`raw-pg-${connections}: no checkpoint found`);
-        return readBack(row.step, row.data.messages);
+        return readBack(row.step, (JSON.parse(row.data) as { messages?: unknown }).messages);
       };
       let closed = false;
       return {
@@ -114,14 +115,33 @@ function rawPostgres(connections: number): SystemSpec {
 export const rawPg1 = rawPostgres(1);
 export const rawPg8 = rawPostgres(8);
 
-/** agentstate's PostgreSQL store, through openStore, once the adapter is there. */
+/** agentstate's PostgreSQL store through openStore, in a schema of its own (`?schema=`), dropped at close. */
 export const agentstatePostgres: SystemSpec = {
   name: 'agentstate-postgres',
   family: 'agentstate',
   backend: 'postgres',
   optIn: true,
   async open(context) {
-    const store = await openStore(context.postgresUrl);
-    return agentstateDriver(store, context.tag, async () => null, true);
+    const schema = `bench_as_${context.tag}`;
+    const url = new URL(context.postgresUrl);
+    url.searchParams.set('schema', schema);
+    const store = await openStore(url.toString());
+    const pool = new pg.Pool({ connectionString: context.postgresUrl, max: 1 });
+    const baseline = (await schemaBytes(pool, schema)).bytes;
+    const system = agentstateDriver(store, context.tag, async () => {
+      const now = await schemaBytes(pool, schema);
+      return { ...now, bytes: now.bytes - baseline };
+    });
+    let closed = false;
+    return {
+      ...system,
+      async close() {
+        if (closed) return;
+        closed = true;
+        await system.close();
+        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await pool.end();
+      },
+    };
   },
 };
