@@ -27,7 +27,12 @@ export interface WatchedStore {
   firstWriteAt(): number | null;
 }
 
-export function watchStore(inner: StateStore, points: CrashPoints): WatchedStore {
+/** `onFirstWrite` is called once, just before the first write goes to the store. */
+export function watchStore(
+  inner: StateStore,
+  points: CrashPoints,
+  onFirstWrite: () => void = () => {},
+): WatchedStore {
   let commits = 0;
   let firstWrite: number | null = null;
   const store = new Proxy(inner, {
@@ -37,7 +42,10 @@ export function watchStore(inner: StateStore, points: CrashPoints): WatchedStore
       const method = value as (...args: unknown[]) => Promise<unknown>;
       if (!WRITES.has(prop)) return method.bind(target);
       return async (...args: unknown[]) => {
-        firstWrite ??= performance.now();
+        if (firstWrite === null) {
+          firstWrite = performance.now();
+          onFirstWrite();
+        }
         if (!COMMITS.has(prop)) return method.apply(target, args);
         const n = ++commits;
         points.pass(`commit:${n}:before`);

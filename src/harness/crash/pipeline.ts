@@ -68,7 +68,16 @@ async function finalOutput(run: PipelineRun, turn: TurnOutput): Promise<JsonValu
 }
 
 export async function runPipeline(run: PipelineRun): Promise<JsonValue> {
-  const watched = watchStore(run.store, run.points);
+  // a resumed run reports its time to resume at its first new write (so a run killed later still reports),
+  // or when resumeRun returns having nothing left to write
+  let resumeStarted: number | null = null;
+  let reported = false;
+  const report = (replayed: boolean) => {
+    if (resumeStarted === null || reported) return;
+    reported = true;
+    emit({ event: 'resumed', ms: performance.now() - resumeStarted, replayed });
+  };
+  const watched = watchStore(run.store, run.points, () => report(true));
   const options: RuntimeOptions = {
     store: watched.store,
     scope: run.scope,
@@ -87,11 +96,9 @@ export async function runPipeline(run: PipelineRun): Promise<JsonValue> {
   if (existing === null) {
     await watched.store.createSession(run.scope, { id: run.sessionId, agent: PIPELINE_AGENT });
   } else {
-    const started = performance.now();
+    resumeStarted = performance.now();
     turn = await resumeRun(options);
-    const ended = performance.now();
-    const firstWrite = watched.firstWriteAt();
-    emit({ event: 'resumed', ms: (firstWrite ?? ended) - started, replayed: turn?.resumed ?? false });
+    report(turn?.resumed ?? false);
   }
   turn ??= await runTurn({ ...options, input: PIPELINE_INPUT });
   return finalOutput(run, turn);
