@@ -170,7 +170,7 @@ describe('redis expiry on the system clock', () => {
 });
 
 describe('redis URL', () => {
-  it('opens through openStore with ?prefix=, and refuses ?durable= and a bad prefix', async () => {
+  it('opens through openStore with ?prefix=; refuses a bad prefix, and ?durable= (the tiered store's)', async () => {
     const own = randomPrefix();
     const store = await openStore(urlWithPrefix(own));
     try {
@@ -182,7 +182,7 @@ describe('redis URL', () => {
       await removePrefix(own);
     }
     const durable = `${REDIS_URL}?durable=${encodeURIComponent('postgres://127.0.0.1/x')}`;
-    await expect(openStore(durable)).rejects.toSatisfy((e) => isAgentStateError(e, 'invalid_request'));
+    await expect(openRedisStore(durable)).rejects.toSatisfy((e) => isAgentStateError(e, 'invalid_request'));
     await expect(openStore(`${REDIS_URL}?prefix=a{b}`)).rejects.toSatisfy((e) =>
       isAgentStateError(e, 'invalid_request'),
     );
