@@ -170,7 +170,7 @@ describe('redis expiry on the system clock', () => {
 });
 
 describe('redis URL', () => {
-  it('opens through openStore with ?prefix=; refuses a bad prefix, and ?durable= (the tiered store's)', async () => {
+  it('opens through openStore with ?prefix=; refuses a bad prefix and ?durable= (tiered)', async () => {
     const own = randomPrefix();
     const store = await openStore(urlWithPrefix(own));
     try {
