@@ -2,7 +2,8 @@
  * Which open task an input belongs to. Rules first: "cancel" goes to the most recent task (of the type it
  * names, if any); yes/no goes to the task that is CONFIRMING; a new intent opens a new task unless an open
  * task of that type is still being filled and nothing conflicts; a slot value only one task is missing goes
- * to that task; the only open task gets the input. What the rules leave open goes to the model.
+ * to that task; the only open task gets the input; with no open task, values of one task type only start
+ * one. What the rules leave open goes to the model.
  */
 import type { JsonObject } from '../core/json.js';
 import type { Extraction, OpenTaskInfo } from '../models/types.js';
@@ -78,6 +79,13 @@ export function routeByRules(extraction: Extraction, openTasks: readonly OpenTas
   if (tasks.length === 1 && latest !== undefined) {
     return { kind: 'task', task_id: latest.id, reason: 'the only open task' };
   }
-  if (tasks.length === 0) return { kind: 'none', reason: 'no open task and no intent' };
+  if (tasks.length === 0) {
+    // No keyword, but the values said belong to one task type only ("明天从广州飞成都"): start one.
+    const implied = Object.entries(extraction.slots).filter(([, found]) => Object.keys(found).length > 0);
+    if (implied.length === 1 && implied[0] !== undefined) {
+      return { kind: 'new', type: implied[0][0], reason: `the values said belong to ${implied[0][0]}` };
+    }
+    return { kind: 'none', reason: 'no open task and no intent' };
+  }
   return { kind: 'model' };
 }

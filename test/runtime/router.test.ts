@@ -92,6 +92,8 @@ describe('router rules', () => {
   it('gives the only open task the input, and leaves nothing to route when none is open', () => {
     expect(routeByRules(said({}), [a])).toMatchObject({ kind: 'task', task_id: 'task_a' });
     expect(routeByRules(said({}), [])).toMatchObject({ kind: 'none' });
+    const implied = said({ slots: { flight_booking: { destination: 'CTU' }, deploy_pipeline: {} } });
+    expect(routeByRules(implied, [])).toMatchObject({ kind: 'new', type: 'flight_booking' });
     expect(routeByRules(said({}), [a, d])).toEqual({ kind: 'model' });
   });
 });
