@@ -79,6 +79,23 @@ describe('postgres store', () => {
     await pool.end();
   });
 
+  it("two stores of two schemas on one caller's connection each stay in their own schema", async () => {
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const a = await openPostgresStore({ pool, schema: freshSchema() });
+    const b = await openPostgresStore({ pool, schema: freshSchema() });
+    const inA = await a.createSession(scope, {});
+    const inB = await b.createSession(scope, {});
+    for (let i = 0; i < 3; i++) {
+      expect(await a.getSession(scope, inB.id)).toBeNull();
+      expect(await b.getSession(scope, inA.id)).toBeNull();
+      expect((await a.getSession(scope, inA.id))?.id).toBe(inA.id);
+      expect((await b.listSessions(scope)).items.map((s) => s.id)).toEqual([inB.id]);
+    }
+    await a.close();
+    await b.close();
+    await pool.end();
+  });
+
   it('round-trips the NUL character and other text jsonb would change', async () => {
     const store = await openPostgresStore({ url: schemaUrl(freshSchema()) });
     const value = {

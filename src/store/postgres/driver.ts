@@ -22,12 +22,13 @@ interface Statement {
   readonly text: string;
 }
 
-function translate(cache: Map<string, Statement>, sql: string): Statement {
+/** `?` -> `$n`, named per schema so stores of two schemas sharing a connection never share a statement. */
+function translate(cache: Map<string, Statement>, schema: string, sql: string): Statement {
   let statement = cache.get(sql);
   if (statement === undefined) {
     let n = 0;
     const text = sql.replace(/\?/g, () => `$${++n}`);
-    const name = `as_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    const name = `as_${createHash('sha1').update(`${schema}\n${text}`).digest('hex').slice(0, 24)}`;
     statement = { name, text };
     cache.set(sql, statement);
   }
@@ -83,14 +84,17 @@ export interface PostgresDriverOptions {
   readonly searchPathSet: boolean;
 }
 
+/** Module-wide, so that stores of different schemas on one caller's pool each set the schema they need. */
+const guarded = new WeakSet<pg.PoolClient>();
+const schemaOf = new WeakMap<pg.PoolClient, string>();
+
 export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOptions): SqlDriver {
   const statements = new Map<string, Statement>();
-  const prepared = new WeakSet<pg.PoolClient>();
   const quoted = `"${schema}"`;
 
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {
-      const { name, text } = translate(statements, sql);
+      const { name, text } = translate(statements, schema, sql);
       return client.query({ name, text, values: params.map(encodeParam) });
     };
     return {
@@ -103,20 +107,21 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
     };
   };
 
-  /** A client of the pool, set up once: errors of a dead connection never go unhandled, and the schema. */
+  /** A client of the pool, set up for this store: errors of a dead connection never go unhandled, its schema. */
   const checkout = async (): Promise<pg.PoolClient> => {
     const client = await pool.connect();
-    if (!prepared.has(client)) {
+    if (!guarded.has(client)) {
       client.on('error', () => undefined);
-      if (!searchPathSet) {
-        try {
-          await client.query(`SET search_path TO ${quoted}`);
-        } catch (error) {
-          client.release(error instanceof Error ? error : true);
-          throw error;
-        }
+      guarded.add(client);
+    }
+    if (!searchPathSet && schemaOf.get(client) !== schema) {
+      try {
+        await client.query(`SET search_path TO ${quoted}`);
+        schemaOf.set(client, schema);
+      } catch (error) {
+        client.release(error instanceof Error ? error : true);
+        throw error;
       }
-      prepared.add(client);
     }
     return client;
   };
