@@ -4,18 +4,12 @@
  */
 import { openTieredStore } from '../../src/store/tiered/index.js';
 import { describeStoreConformance } from '../conformance/index.js';
-import { dropSchema, randomSchema, schemaUrl } from './postgres-env.js';
-import { REDIS_URL, randomPrefix, removePrefix } from './redis-env.js';
+import { tieredEnv } from './tiered-env.js';
 
-const prefix = randomPrefix();
-const schema = randomSchema();
-const url = `${REDIS_URL}/?prefix=${prefix}&durable=${encodeURIComponent(schemaUrl(schema))}`;
+const env = tieredEnv();
 
 describeStoreConformance('tiered', {
-  open: (clock) => openTieredStore(url, { clock }),
-  url,
-  cleanup: async () => {
-    await removePrefix(prefix);
-    await dropSchema(schema);
-  },
+  open: (clock) => openTieredStore(env.url, { clock }),
+  url: env.url,
+  cleanup: () => env.cleanup(),
 });

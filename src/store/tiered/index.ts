@@ -17,11 +17,11 @@
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { invalidRequest, storeUnavailable } from '../../core/errors.js';
+import { openPostgresStore } from '../postgres/index.js';
 import { type ConnectOptions, createClient } from '../redis/client.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
 import { RedisStore } from '../redis/store.js';
-import { openPostgresStore } from '../postgres/index.js';
 import { Checks } from '../sql/validate.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
 import { ADAPTER, rebrand } from './errors.js';

@@ -56,7 +56,10 @@ export class SessionLocks {
     for (let attempt = 0; ; attempt++) {
       if ((await this.redis.set(key, token, 'PX', this.lockMs, 'NX')) === 'OK') return;
       if (Date.now() > deadline) {
-        throw new AgentStateError('conflict', `[tiered] session ${sessionId} is busy (its turn lock is held)`);
+        throw new AgentStateError(
+          'conflict',
+          `[tiered] session ${sessionId} is busy (its turn lock is held)`,
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * Math.min(2 + attempt, 20)));
     }

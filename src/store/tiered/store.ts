@@ -49,10 +49,12 @@ export class TieredStore implements t.StateStore {
   createSession: t.StateStore['createSession'] = (s, input) =>
     this.run('redis', () => this.redis.createSession(s, input));
   getSession: t.StateStore['getSession'] = (s, id) => this.run('redis', () => this.redis.getSession(s, id));
-  listSessions: t.StateStore['listSessions'] = (s, q) => this.run('redis', () => this.redis.listSessions(s, q));
+  listSessions: t.StateStore['listSessions'] = (s, q) =>
+    this.run('redis', () => this.redis.listSessions(s, q));
   updateSession: t.StateStore['updateSession'] = (s, id, expected, patch) =>
     this.locked(s, id, () => this.redis.updateSession(s, id, expected, patch));
-  touchSession: t.StateStore['touchSession'] = (s, id) => this.run('redis', () => this.redis.touchSession(s, id));
+  touchSession: t.StateStore['touchSession'] = (s, id) =>
+    this.run('redis', () => this.redis.touchSession(s, id));
   endSession: t.StateStore['endSession'] = (s, id) => this.locked(s, id, () => this.redis.endSession(s, id));
   deleteSession: t.StateStore['deleteSession'] = (s, id) =>
     this.locked(s, id, () => this.redis.deleteSession(s, id));
@@ -103,7 +105,8 @@ export class TieredStore implements t.StateStore {
     this.run('postgres', () => this.pg.listTaskEvents(s, id));
 
   // actions, checkpoints, memory, leases, request keys: PostgreSQL
-  beginAction: t.StateStore['beginAction'] = (s, input) => this.run('postgres', () => this.pg.beginAction(s, input));
+  beginAction: t.StateStore['beginAction'] = (s, input) =>
+    this.run('postgres', () => this.pg.beginAction(s, input));
   getAction: t.StateStore['getAction'] = (s, id) => this.run('postgres', () => this.pg.getAction(s, id));
   getActionByKey: t.StateStore['getActionByKey'] = (s, key) =>
     this.run('postgres', () => this.pg.getActionByKey(s, key));
@@ -113,12 +116,14 @@ export class TieredStore implements t.StateStore {
     this.run('postgres', () => this.pg.markActionUnknown(s, id, note));
   resolveAction: t.StateStore['resolveAction'] = (s, id, r) =>
     this.run('postgres', () => this.pg.resolveAction(s, id, r));
-  recordAttempt: t.StateStore['recordAttempt'] = (s, id) => this.run('postgres', () => this.pg.recordAttempt(s, id));
+  recordAttempt: t.StateStore['recordAttempt'] = (s, id) =>
+    this.run('postgres', () => this.pg.recordAttempt(s, id));
   listActions: t.StateStore['listActions'] = (s, q) => this.run('postgres', () => this.pg.listActions(s, q));
 
   putCheckpoint: t.StateStore['putCheckpoint'] = (s, input) =>
     this.run('postgres', () => this.pg.putCheckpoint(s, input));
-  getCheckpoint: t.StateStore['getCheckpoint'] = (s, id) => this.run('postgres', () => this.pg.getCheckpoint(s, id));
+  getCheckpoint: t.StateStore['getCheckpoint'] = (s, id) =>
+    this.run('postgres', () => this.pg.getCheckpoint(s, id));
   latestCheckpoint: t.StateStore['latestCheckpoint'] = (s, run) =>
     this.run('postgres', () => this.pg.latestCheckpoint(s, run));
   listCheckpoints: t.StateStore['listCheckpoints'] = (s, run, q) =>
@@ -126,11 +131,14 @@ export class TieredStore implements t.StateStore {
   pruneCheckpoints: t.StateStore['pruneCheckpoints'] = (s, run, keep) =>
     this.run('postgres', () => this.pg.pruneCheckpoints(s, run, keep));
 
-  putMemory: t.StateStore['putMemory'] = (s, input) => this.run('postgres', () => this.pg.putMemory(s, input));
-  getMemory: t.StateStore['getMemory'] = (s, ns, key) => this.run('postgres', () => this.pg.getMemory(s, ns, key));
+  putMemory: t.StateStore['putMemory'] = (s, input) =>
+    this.run('postgres', () => this.pg.putMemory(s, input));
+  getMemory: t.StateStore['getMemory'] = (s, ns, key) =>
+    this.run('postgres', () => this.pg.getMemory(s, ns, key));
   deleteMemory: t.StateStore['deleteMemory'] = (s, ns, key) =>
     this.run('postgres', () => this.pg.deleteMemory(s, ns, key));
-  listMemory: t.StateStore['listMemory'] = (s, ns, q) => this.run('postgres', () => this.pg.listMemory(s, ns, q));
+  listMemory: t.StateStore['listMemory'] = (s, ns, q) =>
+    this.run('postgres', () => this.pg.listMemory(s, ns, q));
 
   acquireLease: t.StateStore['acquireLease'] = (s, name, owner, ms) =>
     this.run('postgres', () => this.pg.acquireLease(s, name, owner, ms));
@@ -143,7 +151,8 @@ export class TieredStore implements t.StateStore {
   releaseRequestKey: t.StateStore['releaseRequestKey'] = (s, key) =>
     this.run('postgres', () => this.pg.releaseRequestKey(s, key));
 
-  commitTurn: t.StateStore['commitTurn'] = (s, batch) => this.run('redis', () => commitTurn(this.deps, s, batch));
+  commitTurn: t.StateStore['commitTurn'] = (s, batch) =>
+    this.run('redis', () => commitTurn(this.deps, s, batch));
 
   /** Expired sessions and their messages (Redis; the count returned), then PostgreSQL's expired memory, leases and request keys. */
   sweepExpired: t.StateStore['sweepExpired'] = (limit) =>

@@ -21,10 +21,9 @@
  * a lock blocks that session's version changes until the lock's TTL runs out.
  */
 import type { Message, Session } from '../../core/model.js';
-import { checkMessages as redisCheckMessages } from '../redis/messages.js';
-import { type Ctx as RedisCtx, Plan, runPlan } from '../redis/plan.js';
-import { checkSessionPatch as redisCheckSessionPatch, prepareUpdateSession } from '../redis/sessions.js';
-import { prepareAppend } from '../redis/messages.js';
+import { prepareAppend, checkMessages as redisCheckMessages } from '../redis/messages.js';
+import { Plan, type Ctx as RedisCtx, runPlan } from '../redis/plan.js';
+import { prepareUpdateSession, checkSessionPatch as redisCheckSessionPatch } from '../redis/sessions.js';
 import type { SqlContext } from '../sql/context.js';
 import { type CheckedBatch, checkBatch } from '../sql/turn.js';
 import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';

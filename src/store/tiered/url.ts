@@ -46,7 +46,8 @@ export function parseTieredUrl(url: string): TieredUrl {
     }
     const postgres = checkPostgres(parsed.searchParams.get('postgres'), 'postgres');
     const inner = parse(redis);
-    if (inner.searchParams.has('durable')) fail('give the PostgreSQL URL once: postgres= or durable=, not both');
+    if (inner.searchParams.has('durable'))
+      fail('give the PostgreSQL URL once: postgres= or durable=, not both');
     const prefix = parsed.searchParams.get('prefix');
     if (prefix !== null) inner.searchParams.set('prefix', prefix);
     return { redis: inner.toString(), postgres };
