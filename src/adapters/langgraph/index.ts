@@ -1,0 +1,1 @@
+export { AgentStateSaver, type AgentStateSaverOptions } from './saver.js';

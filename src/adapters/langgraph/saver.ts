@@ -1,0 +1,270 @@
+/**
+ * A LangGraph.js checkpointer over any agentstate store: `new AgentStateSaver({ store, tenant_id, user_id })`
+ * wherever a graph takes a `checkpointer`. A (thread_id, checkpoint_ns) pair is one checkpoint run of the
+ * configured tenant and user; every read goes through that scope, so two savers of different users over one
+ * store never see each other's threads.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { RunnableConfig } from '@langchain/core/runnables';
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type Checkpoint as LgCheckpoint,
+  type PendingWrite,
+  type SerializerProtocol,
+} from '@langchain/langgraph-checkpoint';
+import { isAgentStateError } from '../../core/errors.js';
+import type { Checkpoint } from '../../core/model.js';
+import { type OpenStoreOptions, openStore } from '../../store/open.js';
+import type { Scope, StateStore } from '../../store/types.js';
+import { checkScope, runOf, stepOf, writeTarget } from './config.js';
+import { type RunRef, runId, storeCheckpointId } from './keys.js';
+import {
+  type ChannelState,
+  channelsToStore,
+  LABEL,
+  metadataToStore,
+  readRecord,
+  type StoredRecord,
+} from './record.js';
+import { ThreadIndex } from './threads.js';
+import { toTuple } from './tuple.js';
+import { WritesStore } from './writes.js';
+
+export interface AgentStateSaverOptions {
+  /** The store to keep checkpoints in (any adapter). The saver does not close it. */
+  readonly store: StateStore;
+  readonly tenant_id: string;
+  readonly user_id: string;
+  /** Serializer of channel values, writes and metadata. Default: LangGraph's JsonPlusSerializer. */
+  readonly serde?: SerializerProtocol;
+  /** Prefix of the memory namespaces that hold pending writes and the thread index. Default 'langgraph'. */
+  readonly namespace?: string;
+  /** Checkpoints remembered per saver to carry unchanged channels without a read. Default 256. */
+  readonly cacheSize?: number;
+}
+
+export class AgentStateSaver extends BaseCheckpointSaver {
+  readonly store: StateStore;
+  readonly scope: Scope;
+  private readonly writes: WritesStore;
+  private readonly threads: ThreadIndex;
+  private readonly recent = new Map<string, ChannelState>();
+  private readonly cacheSize: number;
+  private owned = false;
+
+  constructor(options: AgentStateSaverOptions) {
+    super(options.serde);
+    this.scope = checkScope(options);
+    this.store = options.store;
+    const namespace = options.namespace ?? 'langgraph';
+    this.writes = new WritesStore(this.store, this.scope, `${namespace}.writes`, this.serde);
+    this.threads = new ThreadIndex(this.store, this.scope, `${namespace}.threads`);
+    this.cacheSize = options.cacheSize ?? 256;
+  }
+
+  /** Opens the store at `url` (see `openStore`) and a saver that closes it on `close()`. */
+  static async open(
+    url: string,
+    options: Omit<AgentStateSaverOptions, 'store'> & { readonly storeOptions?: OpenStoreOptions },
+  ): Promise<AgentStateSaver> {
+    const store = await openStore(url, options.storeOptions);
+    try {
+      const saver = new AgentStateSaver({ ...options, store });
+      saver.owned = true;
+      return saver;
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+
+  /** Closes the store when this saver opened it (`AgentStateSaver.open`). */
+  async close(): Promise<void> {
+    if (this.owned) await this.store.close();
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const run = runOf(config, false);
+    if (run === null) return undefined;
+    const id = config.configurable?.checkpoint_id;
+    const stored =
+      typeof id === 'string' && id !== ''
+        ? await this.store.getCheckpoint(this.scope, storeCheckpointId(this.scope, run, id))
+        : await this.store.latestCheckpoint(this.scope, runId(run));
+    const record = stored === null ? null : this.remember(stored);
+    if (record === null) return undefined;
+    return toTuple(this.serde, record, this.writes);
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { limit, before, filter } = options;
+    if (limit !== undefined && limit <= 0) return;
+    const conf = (config.configurable ?? {}) as Record<string, unknown>;
+    const runs = await this.runsFor(conf);
+    const beforeId = before?.configurable?.checkpoint_id as string | undefined;
+    const only =
+      typeof conf.checkpoint_id === 'string' && conf.checkpoint_id !== '' ? conf.checkpoint_id : null;
+    const accept = (record: StoredRecord) =>
+      (only === null || record.checkpoint_id === only) &&
+      (beforeId === undefined || record.checkpoint_id < beforeId);
+    if (runs.length === 1) {
+      let count = 0;
+      for await (const tuple of this.history(runs[0] as RunRef, accept, filter, before, limit)) {
+        yield tuple;
+        count += 1;
+        if (limit !== undefined && count >= limit) return;
+      }
+      return;
+    }
+    // Across runs: the newest first by checkpoint id, as LangGraph's SQL savers order them.
+    const all: CheckpointTuple[] = [];
+    for (const run of runs) {
+      for await (const tuple of this.history(run, accept, filter, before, limit)) all.push(tuple);
+    }
+    all.sort((a, b) => {
+      const x = String(a.checkpoint.id);
+      const y = String(b.checkpoint.id);
+      return x < y ? 1 : x > y ? -1 : 0;
+    });
+    yield* limit === undefined ? all : all.slice(0, limit);
+  }
+
+  async put(
+    config: RunnableConfig,
+    checkpoint: LgCheckpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const run = runOf(config, true) as RunRef;
+    const parentId = config.configurable?.checkpoint_id;
+    const parentLgId = typeof parentId === 'string' && parentId !== '' ? parentId : null;
+    const parent = parentLgId === null ? null : await this.channelState(run, parentLgId);
+    const { channels, kinds } = await channelsToStore(this.serde, checkpoint, newVersions, parent);
+    const meta = await metadataToStore(this.serde, run, checkpoint, metadata, parentLgId, kinds);
+    const id = storeCheckpointId(this.scope, run, checkpoint.id);
+    await this.threads.add(run);
+    try {
+      await this.store.putCheckpoint(this.scope, {
+        id,
+        run_id: runId(run),
+        step: stepOf(metadata),
+        parent_id: parentLgId === null ? null : storeCheckpointId(this.scope, run, parentLgId),
+        label: LABEL,
+        channels,
+        metadata: meta,
+      });
+      this.cache(id, { versions: meta.versions as ChannelState['versions'], kinds, channels });
+    } catch (error) {
+      // A checkpoint id is written once: a retried put of the same checkpoint keeps the first.
+      if (!isAgentStateError(error, 'conflict')) throw error;
+    }
+    return {
+      configurable: {
+        thread_id: run.thread_id,
+        checkpoint_ns: run.checkpoint_ns,
+        checkpoint_id: checkpoint.id,
+      },
+    };
+  }
+
+  async putWrites(
+    config: RunnableConfig,
+    writes: PendingWrite[],
+    taskId: string,
+    taskPath?: string,
+  ): Promise<void> {
+    const { run, checkpoint_id } = writeTarget(config);
+    await this.writes.put(run, checkpoint_id, writes, taskId, taskPath ?? '');
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    const runs = await this.threads.ofThread(threadId);
+    for (const run of runs) {
+      await this.store.pruneCheckpoints(this.scope, runId(run), 0);
+    }
+    await this.writes.removeAll(this.threads.writesPrefixOf(threadId));
+    await this.threads.remove(runs);
+    this.recent.clear();
+  }
+
+  private async runsFor(conf: Record<string, unknown>): Promise<RunRef[]> {
+    const thread = conf.thread_id;
+    const ns = conf.checkpoint_ns;
+    if (thread !== undefined && thread !== null && thread !== '' && typeof ns === 'string') {
+      return [runOf({ configurable: conf }, true) as RunRef];
+    }
+    const all =
+      thread === undefined || thread === null || thread === ''
+        ? await this.threads.all()
+        : await this.threads.ofThread(String(thread));
+    return typeof ns === 'string' ? all.filter((run) => run.checkpoint_ns === ns) : all;
+  }
+
+  /** One run's checkpoints, newest first, that pass `accept` and `filter`. */
+  private async *history(
+    run: RunRef,
+    accept: (record: StoredRecord) => boolean,
+    filter: Record<string, unknown> | undefined,
+    before: RunnableConfig | undefined,
+    limit: number | undefined,
+  ): AsyncGenerator<CheckpointTuple> {
+    let cursor = await this.anchor(run, before);
+    const pageSize = Math.min(Math.max(limit ?? 50, 1), 100);
+    do {
+      const page = await this.store.listCheckpoints(this.scope, runId(run), {
+        limit: pageSize,
+        before: cursor,
+      });
+      for (const stored of page.items) {
+        const record = readRecord(stored);
+        if (record === null || !accept(record)) continue;
+        const tuple = await toTuple(this.serde, record, this.writes);
+        if (filter !== undefined && !matches(tuple.metadata, filter)) continue;
+        yield tuple;
+      }
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  }
+
+  /** The store id to page back from, when `before` names a stored checkpoint of this same run. */
+  private async anchor(run: RunRef, before: RunnableConfig | undefined): Promise<string | null> {
+    const conf = before?.configurable;
+    if (typeof conf?.checkpoint_id !== 'string') return null;
+    if (conf.thread_id !== run.thread_id || (conf.checkpoint_ns ?? '') !== run.checkpoint_ns) return null;
+    const id = storeCheckpointId(this.scope, run, conf.checkpoint_id);
+    return (await this.store.getCheckpoint(this.scope, id)) === null ? null : id;
+  }
+
+  private async channelState(run: RunRef, lgId: string): Promise<ChannelState | null> {
+    const id = storeCheckpointId(this.scope, run, lgId);
+    const cached = this.recent.get(id);
+    if (cached !== undefined) return cached;
+    const stored = await this.store.getCheckpoint(this.scope, id);
+    return stored === null ? null : this.remember(stored);
+  }
+
+  private remember(stored: Checkpoint): StoredRecord | null {
+    const record = readRecord(stored);
+    if (record !== null) this.cache(stored.id, record);
+    return record;
+  }
+
+  private cache(id: string, state: ChannelState): void {
+    this.recent.delete(id);
+    this.recent.set(id, { versions: state.versions, kinds: state.kinds, channels: state.channels });
+    while (this.recent.size > this.cacheSize) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest === undefined) break;
+      this.recent.delete(oldest);
+    }
+  }
+}
+
+function matches(metadata: CheckpointMetadata | undefined, filter: Record<string, unknown>): boolean {
+  const meta = (metadata ?? {}) as Record<string, unknown>;
+  return Object.entries(filter).every(([key, value]) => isDeepStrictEqual(meta[key], value));
+}
