@@ -1,10 +1,12 @@
 /** What only the PostgreSQL store does: schemas, migrations under a lock, a caller's pool, JSON text. */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/index.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
+import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
 import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';
 
@@ -94,6 +96,30 @@ describe('postgres store', () => {
     await a.close();
     await b.close();
     await pool.end();
+  });
+
+  it('three sweepers at once remove every expired session once, with its messages', async () => {
+    const schema = freshSchema();
+    const clock = new ManualClock();
+    const stores = await Promise.all(
+      [1, 2, 3].map(() => openPostgresStore({ url: schemaUrl(schema), clock })),
+    );
+    const [first] = stores as [StateStore];
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const session = await first.createSession(scope, { ttl_seconds: i < 30 ? 60 : 3600 });
+      await first.appendMessages(scope, session.id, [{ role: 'user', content: `m${i}` }]);
+      ids.push(session.id);
+    }
+    clock.advance(61_000);
+    const removed = await Promise.all(stores.map((store) => store.sweepExpired(1000)));
+    expect(removed.reduce((a, b) => a + b, 0)).toBe(30);
+    const left = await adminQuery(`SELECT count(*)::int AS n FROM "${schema}".sessions`);
+    expect(left.rows[0].n).toBe(10);
+    const messages = await adminQuery(`SELECT count(*)::int AS n FROM "${schema}".messages`);
+    expect(messages.rows[0].n).toBe(10);
+    expect(await stores[0]?.sweepExpired(1000)).toBe(0);
+    await Promise.all(stores.map((store) => store.close()));
   });
 
   it('round-trips the NUL character and other text jsonb would change', async () => {
