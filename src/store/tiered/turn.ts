@@ -17,8 +17,10 @@
  * A crash or a Redis failure between 5 and 6 leaves the task state, actions and checkpoint committed and
  * the session without this turn's patch and messages: the state is right and the reply can be
  * regenerated. The caller gets `store_unavailable` with details.durable_committed = true (a retry of the
- * same batch then fails with `version_conflict` on its tasks, as it should). A process that dies holding
- * a lock blocks that session's version changes until the lock's TTL runs out.
+ * same batch then fails with `version_conflict` on its tasks, as it should). The same happens, without a
+ * crash, when the session expires or is swept between steps 3 and 6, or when a PostgreSQL commit outlasts
+ * the lock's TTL and another caller changed the session meanwhile. A process that dies holding a lock
+ * blocks that session's version changes until the lock's TTL runs out.
  */
 import type { Message, Session } from '../../core/model.js';
 import { prepareAppend, checkMessages as redisCheckMessages } from '../redis/messages.js';
