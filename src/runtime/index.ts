@@ -11,6 +11,8 @@ export type { HeldLease } from './lease.js';
 export { acquireSessionLease, DEFAULT_LEASE_TTL_MS } from './lease.js';
 export type { RouteOutcome } from './router.js';
 export { routeByRules } from './router.js';
+export type { SessionRun } from './runs.js';
+export { listSessionRuns, runIdFor } from './runs.js';
 export type { AgentRuntime, AgentRuntimeOptions } from './runtime.js';
 export { createAgentRuntime } from './runtime.js';
 export type { Advance, AdvanceInput, NextStep, Reaction, Transition } from './state-machine.js';
@@ -22,4 +24,4 @@ export { defineTaskType, mergeSlots, missingSlots, taskTypeInfo, validateSlot } 
 export type { LookupResult, Tool, ToolContext, ToolErrorKind, ToolRegistry } from './tool.js';
 export { createToolRegistry, defineTool, ToolError } from './tool.js';
 export type { RuntimeOptions, TurnOutput, TurnRequest } from './turn.js';
-export { MAX_INPUT_LENGTH, resumeRun, runIdFor, runTurn } from './turn.js';
+export { MAX_INPUT_LENGTH, resumeRun, runTurn } from './turn.js';

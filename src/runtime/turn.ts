@@ -1,13 +1,5 @@
-/**
- * The entry points: `runTurn` runs one turn of a session's agent; `resumeRun` continues an interrupted run
- * from its latest checkpoint. Both hold the session's run lease, so two processes never execute one session
- * at once. A run's id is derived from the session id and the seq of its last message: an interrupted run
- * has not appended its messages yet, so the next process derives the same id and finds its checkpoints.
- */
-import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
-import { newId } from '../core/ids.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import type { Language, ModelRegistry } from '../models/types.js';
@@ -18,7 +10,10 @@ import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { type RunOutput, runProgram } from './program.js';
 import { RunContext, type RunHeader } from './run-context.js';
+import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
+
+export { runIdFor } from './runs.js';
 
 export const MAX_INPUT_LENGTH = 8_000;
 
@@ -57,35 +52,6 @@ export interface TurnOutput {
   readonly checkpoint_id: string;
   /** True when an interrupted run was continued (part of it replayed from its journal). */
   readonly resumed: boolean;
-}
-
-/** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
-export function runIdFor(sessionId: string, lastSeq: number): string {
-  const bytes = createHash('sha256').update(`${sessionId}\n${lastSeq}`).digest();
-  return newId('run', () => bytes.subarray(0, 16));
-}
-
-interface Pending {
-  readonly runId: string;
-  readonly checkpoint: Checkpoint | null;
-  readonly lastRunId: string | null;
-}
-
-async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
-  const session = await store.getSession(scope, sessionId);
-  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
-  if (session.status === 'ended') {
-    throw invalidRequest(`session ${sessionId} has ended; start a new session (its open tasks carry over)`);
-  }
-  const last = (await store.lastMessages(scope, sessionId, 1))[0];
-  const runId = runIdFor(sessionId, last?.seq ?? 0);
-  const checkpoint = await store.latestCheckpoint(scope, runId);
-  const lastRun = last?.metadata.run_id;
-  return {
-    runId,
-    checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
-    lastRunId: typeof lastRun === 'string' ? lastRun : null,
-  };
 }
 
 async function execute(

@@ -1,0 +1,67 @@
+/**
+ * Where a session's runs are. A run's id is derived from the session id and the seq of the session's last
+ * message: an interrupted run has not appended its messages yet, so every process derives the same id and
+ * finds its checkpoints; once the run commits its messages, the next run gets a new id. Finished runs are
+ * named in the metadata (`run_id`) of the messages they wrote.
+ */
+import { createHash } from 'node:crypto';
+import { AgentStateError, invalidRequest } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Checkpoint } from '../core/model.js';
+import type { ReadScope, Scope, StateStore } from '../store/types.js';
+
+/** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
+export function runIdFor(sessionId: string, lastSeq: number): string {
+  const bytes = createHash('sha256').update(`${sessionId}\n${lastSeq}`).digest();
+  return newId('run', () => bytes.subarray(0, 16));
+}
+
+export interface Pending {
+  readonly runId: string;
+  readonly checkpoint: Checkpoint | null;
+  readonly lastRunId: string | null;
+}
+
+export async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
+  const session = await store.getSession(scope, sessionId);
+  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (session.status === 'ended') {
+    throw invalidRequest(`session ${sessionId} has ended; start a new session (its open tasks carry over)`);
+  }
+  const last = (await store.lastMessages(scope, sessionId, 1))[0];
+  const runId = runIdFor(sessionId, last?.seq ?? 0);
+  const checkpoint = await store.latestCheckpoint(scope, runId);
+  const lastRun = last?.metadata.run_id;
+  return {
+    runId,
+    checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
+    lastRunId: typeof lastRun === 'string' ? lastRun : null,
+  };
+}
+
+export interface SessionRun {
+  readonly run_id: string;
+  /** False for the run still in flight (interrupted, or running now). */
+  readonly finished: boolean;
+}
+
+/** The session's runs, newest first: the one in flight (if any), then those that wrote messages. */
+export async function listSessionRuns(
+  store: StateStore,
+  scope: ReadScope,
+  sessionId: string,
+  limit = 50,
+): Promise<SessionRun[]> {
+  const messages = await store.lastMessages(scope, sessionId, Math.min(1000, limit * 2));
+  const runs: SessionRun[] = [];
+  const last = messages[messages.length - 1];
+  const current = runIdFor(sessionId, last?.seq ?? 0);
+  if ((await store.latestCheckpoint(scope, current)) !== null)
+    runs.push({ run_id: current, finished: false });
+  for (const message of [...messages].reverse()) {
+    const id = message.metadata.run_id;
+    if (typeof id === 'string' && !runs.some((run) => run.run_id === id))
+      runs.push({ run_id: id, finished: true });
+  }
+  return runs.slice(0, limit);
+}
