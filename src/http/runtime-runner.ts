@@ -5,31 +5,24 @@
  */
 import { AgentStateError } from '../core/errors.js';
 import type { Checkpoint, Session } from '../core/model.js';
-import type { RuntimeOptions, TurnOutput } from '../runtime/turn.js';
-import { resumeRun, runIdFor, runTurn } from '../runtime/turn.js';
-import type { Page, ReadScope, Scope, StateStore } from '../store/types.js';
+import {
+  listSessionRuns,
+  type RuntimeOptions,
+  resumeRun,
+  runTurn,
+  type TurnOutput,
+} from '../runtime/index.js';
+import type { Page, Scope, StateStore } from '../store/types.js';
 import type { TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
 export type RuntimeSetup = Omit<RuntimeOptions, 'store' | 'scope' | 'sessionId'>;
 
-/** How many recent messages are read to find a session's runs for its checkpoint history. */
-const RUN_SCAN_MESSAGES = 200;
+/** How many of a session's newest runs the checkpoint history covers. */
+const RUNS_SCANNED = 50;
 
 function response(output: TurnOutput): TurnResponse {
   return { ...output };
-}
-
-async function runIdsOf(store: StateStore, scope: ReadScope, session: Session): Promise<string[]> {
-  const messages = await store.lastMessages(scope, session.id, RUN_SCAN_MESSAGES);
-  const ids = new Set<string>();
-  const last = messages.at(-1);
-  ids.add(runIdFor(session.id, last?.seq ?? 0));
-  for (const message of messages) {
-    const run = message.metadata.run_id;
-    if (typeof run === 'string') ids.add(run);
-  }
-  return [...ids];
 }
 
 export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
@@ -59,8 +52,8 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
     },
     async checkpoints(scope, session, limit, before): Promise<Page<Checkpoint>> {
       const all: Checkpoint[] = [];
-      for (const runId of await runIdsOf(store, scope, session)) {
-        all.push(...(await store.listCheckpoints(scope, runId, { limit: 500 })).items);
+      for (const run of await listSessionRuns(store, scope, session.id, RUNS_SCANNED)) {
+        all.push(...(await store.listCheckpoints(scope, run.run_id, { limit: 500 })).items);
       }
       all.sort((a, b) =>
         a.created_at === b.created_at ? b.step - a.step : a.created_at < b.created_at ? 1 : -1,

@@ -140,13 +140,12 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
 
   if (options.metrics) registerMetrics(app, options.metrics);
   registerIdempotency(app, store, config.limits.idempotencyTtlSeconds);
-  const deps: RouteDeps = {
-    store,
-    config,
-    schemas: buildSchemas(config.limits),
-    auth,
-    turns: options.turns ?? null,
-  };
+  let turns = options.turns ?? null;
+  if (turns === null && options.agents !== undefined) {
+    const { createRuntimeTurnRunner } = await import('./runtime-runner.js');
+    turns = createRuntimeTurnRunner(store, options.agents);
+  }
+  const deps: RouteDeps = { store, config, schemas: buildSchemas(config.limits), auth, turns };
   await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app as unknown as ZodApp;

@@ -1,8 +1,6 @@
-/**
- * The checkpoints of a session. Runs are named by the runtime; until it says otherwise, a session's runs are
- * found through its checkpoints' `run_id`s recorded in the session context (`runs`) or the session id.
- */
+/** The checkpoints of a session: those of each of its runs (the runtime names a session's runs). */
 import type { Checkpoint, Session } from '../../core/model.js';
+import { listSessionRuns } from '../../runtime/index.js';
 import type { ReadScope, StateStore } from '../../store/types.js';
 
 export async function checkpointsOfSession(
@@ -10,6 +8,9 @@ export async function checkpointsOfSession(
   scope: ReadScope,
   session: Session,
 ): Promise<Checkpoint[]> {
-  const page = await store.listCheckpoints(scope, session.id, { limit: 100 });
-  return page.items;
+  const checkpoints: Checkpoint[] = [];
+  for (const run of await listSessionRuns(store, scope, session.id, 20)) {
+    checkpoints.push(...(await store.listCheckpoints(scope, run.run_id, { limit: 100 })).items);
+  }
+  return checkpoints;
 }
