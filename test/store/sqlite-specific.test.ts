@@ -57,6 +57,20 @@ describe('sqlite store', () => {
     expect(second).toEqual({ applied: [], version: first.version });
   });
 
+  it('refuses a database migrated by a newer agentstate', async () => {
+    const file = fresh();
+    await (await openSqliteStore(file)).close();
+    const db = new Database(file);
+    db.prepare('INSERT INTO agentstate_migrations (version, name, applied_at) VALUES (999, ?, ?)').run(
+      'future',
+      'x',
+    );
+    db.close();
+    const failure = await openSqliteStore(file).catch((e) => e);
+    expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);
+    expect((failure as Error).message).toMatch(/schema is at version 999, newer than this agentstate knows/);
+  });
+
   it('applies the synchronous option and turns foreign keys on', async () => {
     for (const [synchronous, expected] of [
       ['OFF', 0],

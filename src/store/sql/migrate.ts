@@ -26,6 +26,13 @@ export async function migrate(
     );
     const rows = await tx.all(`SELECT version FROM ${MIGRATION_TABLE}`);
     const done = new Set(rows.map((row) => Number(row.version)));
+    const known = Math.max(0, ...migrations.map((m) => m.version));
+    const newest = Math.max(0, ...done);
+    if (newest > known) {
+      throw new Error(
+        `the database schema is at version ${newest}, newer than this agentstate knows (${known}): upgrade agentstate`,
+      );
+    }
     const applied: number[] = [];
     for (const migration of migrations) {
       if (done.has(migration.version)) continue;
