@@ -3,7 +3,7 @@
  * whose reply was lost) and reconnects on its own afterwards. Scripts are defined once with `defineCommand` (EVALSHA, with EVAL
  * when the server lost its script cache after a restart).
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { AgentStateError, storeUnavailable } from '../../core/errors.js';
 import { CHECKPOINT_READ_LUA, PLAN_LUA, SWEEP_SESSION_LUA } from './scripts.js';
 
@@ -35,20 +35,46 @@ function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
   return fn.bind(redis);
 }
 
+/** A Redis Cluster client from a `redis://` URL naming one seed node (its credentials and TLS apply to all). */
+function createCluster(url: string, options: ConnectOptions): Redis {
+  const parsed = new URL(url);
+  const cluster = new Cluster([{ host: parsed.hostname, port: Number(parsed.port || 6379) }], {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    // ioredis refuses auto-pipelines whose keys fall in different slots; commands still run concurrently.
+    enableAutoPipelining: false,
+    clusterRetryStrategy: (times) => Math.min(50 * times, 500),
+    redisOptions: {
+      ...(parsed.username === '' ? {} : { username: decodeURIComponent(parsed.username) }),
+      ...(parsed.password === '' ? {} : { password: decodeURIComponent(parsed.password) }),
+      ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+      maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
+      connectTimeout: options.connectTimeoutMs ?? 2000,
+    },
+  });
+  // Both clients have the same command methods; the store only uses single-key commands and scripts
+  // whose keys share one slot, which a cluster client routes by that slot.
+  return cluster as unknown as Redis;
+}
+
 export function createClient(
   url: string,
   options: ConnectOptions = {},
+  cluster = false,
 ): { redis: Redis; scripts: RedisScripts } {
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 1,
-    // A command whose reply was lost may have run: fail it (store_unavailable) rather than send it again.
-    autoResendUnfulfilledCommands: false,
-    enableAutoPipelining: true,
-    connectTimeout: options.connectTimeoutMs ?? 2000,
-    retryStrategy: (times) => Math.min(50 * times, 500),
-  });
+  const redis = cluster
+    ? createCluster(url, options)
+    : new Redis(url, {
+        lazyConnect: true,
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        // A command whose reply was lost may have run: fail it (store_unavailable) rather than resend it.
+        autoResendUnfulfilledCommands: false,
+        enableAutoPipelining: true,
+        connectTimeout: options.connectTimeoutMs ?? 2000,
+        retryStrategy: (times) => Math.min(50 * times, 500),
+      });
   // Errors surface on the calls that fail; without a listener ioredis would log every reconnect attempt.
   redis.on('error', () => {});
   for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });

@@ -1,6 +1,7 @@
 /**
- * Opening the Redis store: `redis://[user:pass@]host:port[/db]?prefix=NAME` (or `rediss://` for TLS).
- * `prefix` (default `agentstate`) namespaces every key, so several stores or test runs share a server.
+ * Opening the Redis store: `redis://[user:pass@]host:port[/db]?prefix=NAME[&cluster=true]` (or `rediss://`
+ * for TLS). `prefix` (default `agentstate`) namespaces every key, so several stores or test runs share a
+ * server; `cluster=true` treats host:port as a seed node of a Redis Cluster.
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { invalidRequest, storeUnavailable } from '../../core/errors.js';
@@ -18,7 +19,7 @@ export const DEFAULT_PREFIX = 'agentstate';
 const PREFIX = /^[A-Za-z0-9_.-]{1,100}$/;
 
 /** Splits our own query parameters off the URL; the rest goes to ioredis. */
-export function parseRedisUrl(url: string): { connection: string; prefix: string | null } {
+export function parseRedisUrl(url: string): { connection: string; prefix: string | null; cluster: boolean } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -34,12 +35,17 @@ export function parseRedisUrl(url: string): { connection: string; prefix: string
     );
   }
   const prefix = parsed.searchParams.get('prefix');
+  const cluster = parsed.searchParams.get('cluster');
+  if (cluster !== null && cluster !== 'true' && cluster !== 'false') {
+    throw invalidRequest('[redis] ?cluster= must be true or false');
+  }
   parsed.searchParams.delete('prefix');
-  return { connection: parsed.toString(), prefix };
+  parsed.searchParams.delete('cluster');
+  return { connection: parsed.toString(), prefix, cluster: cluster === 'true' };
 }
 
 export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<StateStore> {
-  const { connection, prefix: urlPrefix } = parseRedisUrl(url);
+  const { connection, prefix: urlPrefix, cluster } = parseRedisUrl(url);
   const prefix = options.prefix ?? urlPrefix ?? DEFAULT_PREFIX;
   if (!PREFIX.test(prefix)) {
     throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
@@ -48,7 +54,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
     options.defaultSessionTtlSeconds === undefined
       ? DEFAULT_SESSION_TTL_SECONDS
       : ttlSeconds(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
-  const { redis, scripts } = createClient(connection, options);
+  const { redis, scripts } = createClient(connection, options, cluster);
   try {
     await redis.connect();
   } catch (error) {
