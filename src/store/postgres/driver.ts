@@ -126,24 +126,37 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
     return client;
   };
 
+  /**
+   * Runs `fn` in a transaction on one client. Runs it again on a serialization failure or deadlock, and
+   * when the connection was found dead at BEGIN (a pooled connection killed while idle): in both cases
+   * nothing of the attempt was kept.
+   */
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       const client = await checkout();
       let broken: Error | undefined;
+      let begun = false;
       try {
         await client.query(begin);
+        begun = true;
         const result = await fn(executor(client));
         await client.query('COMMIT');
         return result;
       } catch (error) {
+        if (!begun && connectionLost(error)) {
+          broken = error instanceof Error ? error : new Error(String(error));
+          if (attempt < MAX_ATTEMPTS) continue;
+          throw error;
+        }
         try {
           await client.query('ROLLBACK');
         } catch (rollbackError) {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         }
         const code = codeOf(error);
-        if (broken === undefined && code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS)
+        if (broken === undefined && code !== undefined && RETRY_CODES.has(code) && attempt < MAX_ATTEMPTS) {
           continue;
+        }
         throw error;
       } finally {
         client.release(broken);
