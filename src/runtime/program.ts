@@ -180,9 +180,16 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const { result } = await rt.commit(
     'turn',
     {
-      ...(session.status === status
+      ...(session.status === status && session.agent !== null
         ? {}
-        : { session: { id: sessionId, expected_version: session.version, patch: { status } } }),
+        : {
+            // The session remembers the agent it was first run with.
+            session: {
+              id: sessionId,
+              expected_version: session.version,
+              patch: { status, agent: session.agent ?? agent.name },
+            },
+          }),
       create_tasks: writes.flatMap((w) => (w.kind === 'create' ? [w.task] : [])),
       update_tasks: writes.flatMap((w) =>
         w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],

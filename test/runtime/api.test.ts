@@ -10,6 +10,7 @@ import {
   createAgentRuntime,
   createToolRegistry,
   defineTool,
+  listSessionRuns,
   runIdFor,
   runTurn,
   type Tool,
@@ -73,6 +74,13 @@ describe('runtime surface', () => {
     const out = await runtime.turn(scope, session.id, 'hello', 'assistant');
     expect(out.reply).toBe('I can book flights and deploy services. What would you like to do?');
     expect((await runtime.resume(scope, session.id))?.reply).toBe(out.reply);
+    const second = await runtime.turn(scope, session.id, 'book a flight to Chengdu');
+    expect(second.run_id).not.toBe(out.run_id);
+    expect(second.session.agent).toBe('assistant');
+    expect(await listSessionRuns(store, scope, session.id)).toEqual([
+      { run_id: second.run_id, finished: true },
+      { run_id: out.run_id, finished: true },
+    ]);
   });
 
   it('derives idempotency keys from task id, step index and canonical params', () => {

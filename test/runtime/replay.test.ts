@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
+import { listSessionRuns, runIdFor } from '../../src/runtime/runs.js';
 import { resumeRun, runTurn, type TurnOutput } from '../../src/runtime/turn.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import { crashingStore, SimulatedCrash } from './faults.js';
@@ -89,6 +90,9 @@ describe('replay', () => {
       }),
     ).rejects.toThrow(SimulatedCrash);
     expect(readLedger(ledger)).toHaveLength(3);
+    expect(await listSessionRuns(store, scope, session.id)).toEqual([
+      { run_id: runIdFor(session.id, 0), finished: false },
+    ]);
     const resumeCalls = { extract: 0, reply: 0 };
     const resumed = await resumeRun({
       ...runtimeOptions(store, scope, session.id, ledgerTools(ledger)),
