@@ -7,7 +7,8 @@ const schema = randomSchema();
 const url = schemaUrl(schema);
 
 describeStoreConformance('postgres', {
-  open: (clock) => openPostgresStore({ url, clock }),
+  // A small pool per store: the suite opens one store per test, and other test files share the server.
+  open: (clock) => openPostgresStore({ url, clock, max: 4 }),
   url,
   cleanup: () => dropSchema(schema),
 });
