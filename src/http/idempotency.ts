@@ -33,7 +33,8 @@ function shouldKeep(status: number): boolean {
 
 export function registerIdempotency(app: FastifyInstance, store: StateStore, ttlSeconds: number): void {
   app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.method !== 'POST') return;
+    // Public routes have no principal, and no POST routes.
+    if (request.method !== 'POST' || request.principal === null) return;
     const header = request.headers['idempotency-key'];
     if (header === undefined) return;
     if (typeof header !== 'string' || !KEY_PATTERN.test(header)) {

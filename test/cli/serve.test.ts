@@ -3,7 +3,10 @@
  * SIGTERM finishes the request in flight before it exits 0.
  */
 import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnCli, tempDir } from './run.js';
 
@@ -84,6 +87,32 @@ describe('agentstate serve', { timeout: 120_000 }, () => {
     expect(logs.some((l) => l.msg?.includes('no API keys configured'))).toBe(true);
     expect(logs.some((l) => typeof l.reqId === 'string')).toBe(true);
     expect(logs.at(-1)?.msg).toBe('stopped');
+  });
+
+  it('--agents adds the agents a module exports', async () => {
+    const agentsFile = join(tmp.dir, 'my-agents.ts');
+    const builtin = join(dirname(fileURLToPath(import.meta.url)), '../../src/agents/index.ts');
+    writeFileSync(
+      agentsFile,
+      `import { flightBookingAgent } from ${JSON.stringify(builtin)};\nexport const agents = [{ ...flightBookingAgent, name: 'travel' }];\n`,
+    );
+    const child = spawnCli(
+      ['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/agents.db`, '--agents', agentsFile],
+      tmp.dir,
+    );
+    const exited = exitOf(child);
+    const url = await waitForUrl(child);
+    const post = (agent: string) =>
+      fetch(`${url}/v1/sessions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ agent }),
+      });
+    expect((await post('travel')).status).toBe(201);
+    expect((await post('flight_booking')).status).toBe(201);
+    expect((await post('nope')).status).toBe(400);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
   });
 
   it('with API keys: requires a token, and refuses to start without a JWT secret', async () => {

@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { createAuthenticator } from '../../src/http/auth.js';
 import { type HttpConfigInput, resolveConfig } from '../../src/http/config.js';
 import type { ZodApp } from '../../src/http/deps.js';
+import type { RuntimeSetup } from '../../src/http/runtime-runner.js';
 import { createServer } from '../../src/http/server.js';
 import type { TurnRunner } from '../../src/http/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
@@ -45,6 +46,7 @@ export interface TestServer {
 export interface StartOptions {
   readonly store?: StateStore;
   readonly turns?: TurnRunner | null;
+  readonly agents?: RuntimeSetup;
   readonly limits?: HttpConfigInput['limits'];
 }
 
@@ -60,7 +62,13 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     jwtSecret: secret,
     ...(options.limits ? { limits: options.limits } : {}),
   });
-  const app = await createServer({ store, config, logger: false, turns: options.turns ?? null });
+  const app = await createServer({
+    store,
+    config,
+    logger: false,
+    turns: options.turns ?? null,
+    ...(options.agents ? { agents: options.agents } : {}),
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   const alice = rand('alice');

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import type { Message, Session } from '../../src/core/model.js';
-import { createRuntimeTurnRunner } from '../../src/http/runtime-runner.js';
 import type { TurnResponse } from '../../src/http/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
@@ -23,7 +22,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-turns-'));
 beforeAll(async () => {
   store = await openStore('memory:');
   runtime = await linkRuntime(dataDir);
-  server = await startTestServer({ store, turns: createRuntimeTurnRunner(store, runtime.setup) });
+  server = await startTestServer({ store, agents: runtime.setup });
 });
 afterAll(async () => {
   await server.close();
