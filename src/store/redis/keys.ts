@@ -1,11 +1,12 @@
 /**
  * The Redis key layout. Every key of one user carries the hash tag `{<tenant>:<user>}`, so each script
  * touches one cluster slot; the small tenant-level index (id -> user, tenant-wide lists) carries `{<tenant>}`.
- * Tenant and user ids are escaped so that `{`, `}`, `:` or `%` in an id cannot break the layout.
+ * Tenant and user ids are escaped so that `{`, `}`, `:` or `%` in an id cannot break the layout. Native TTLs
+ * are the logical time left (by options.clock) plus a grace of up to 10 s; reads compare expires_at themselves.
  *
  *   P:{t:u}:s:<sid>         hash d (session JSON), r (revision), n (message count), x (expires ms); native TTL
- *   P:{t:u}:m:<sid>         list of message JSON, index = seq - 1; native TTL
- *   P:{t:u}:ss              lex index of the user's sessions (`<created ms>:<sid>`)
+ *   P:{t:u}:m:<sid>         list of message JSON (without owner ids), index = seq - 1; native TTL
+ *   P:{t:u}:ss              lex index of the user's sessions (`<created ms>:<sid>`); TTL of the longest one
  *   P:{t:u}:t:<tid>         hash d, r: task          P:{t:u}:te:<tid>   list of its events
  *   P:{t:u}:ts / tss:<sid> / tst:<state>            lex indexes of tasks: all, by session, by state
  *   P:{t:u}:a:<aid>         hash d, r: action        P:{t:u}:ak         hash idempotency key -> action id
@@ -15,7 +16,7 @@
  *   P:{t:u}:cq              hash run -> last checkpoint sequence
  *   P:{t:u}:cm              hash run -> manifest of its latest checkpoint (what the next one encodes against)
  *   P:{t:u}:mv:<ns>:<key>   hash d, r: memory item (optional native TTL)   P:{t:u}:mi:<ns>  lex index of keys
- *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash: request idempotency key
+ *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash d, r: request idempotency key
  *   P:{t}:own               hash id -> user id (sessions, tasks, actions, checkpoints, `run:<run_id>`)
  *   P:{t}:ss / ts / as      lex indexes of the tenant's sessions, tasks, actions
  *   P:{t}:sx                zset session expiry hints (`<created ms>:<sid>` by expires ms) for the sweeper
