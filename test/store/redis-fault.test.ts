@@ -86,7 +86,9 @@ describe('redis store when the server goes away', () => {
       const loops = [0, 1, 2, 3].map(async (n) => {
         while (!stop) outcomes.push(await unit(store, `u${n}`));
       });
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      for (let i = 0; i < 100 && outcomes.filter((o) => o === null).length < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       await kill(server);
       await new Promise((resolve) => setTimeout(resolve, 500));
       stop = true;
