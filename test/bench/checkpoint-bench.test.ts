@@ -117,7 +117,7 @@ describe('checkpoint benchmark', () => {
       const schemas = async () =>
         (
           await client.query<{ n: string }>(
-            "SELECT nspname AS n FROM pg_namespace WHERE nspname LIKE 'bench\\_%'",
+            "SELECT nspname AS n FROM pg_namespace WHERE nspname LIKE 'agentstate\\_bench\\_%'",
           )
         ).rows
           .map((r) => r.n)
@@ -139,7 +139,6 @@ describe('checkpoint benchmark', () => {
       expect(report.ratios.map((r) => `${r.agentstate}/${r.versus}`)).toEqual([
         ...Array(3).fill('agentstate-postgres/langgraph-postgres'),
         ...Array(3).fill('agentstate-postgres/raw-pg-1'),
-        ...Array(3).fill('agentstate-postgres/raw-pg-8'),
         ...Array(3).fill('agentstate-redis/raw-redis'),
       ]);
       expect(await schemas()).toEqual(schemasBefore);

@@ -78,6 +78,19 @@ describe('bench arithmetic', () => {
     expect(out[3]).toMatchObject({ ops_per_s: 2, bytes_per_checkpoint: 0.25 });
   });
 
+  it('pairs systems at the same concurrency: one connection with one, a pool of 8 with 8', () => {
+    const at = (r: SystemResult, concurrency: number): SystemResult => ({ ...r, concurrency });
+    const out = ratios([
+      result('agentstate-postgres', 'agentstate', 'postgres', 10, 1),
+      at(result('agentstate-postgres-8', 'agentstate', 'postgres', 40, 1), 8),
+      result('raw-pg-1', 'raw', 'postgres', 20, 1),
+      at(result('raw-pg-8', 'raw', 'postgres', 80, 1), 8),
+    ]);
+    expect(
+      out.filter((r) => r.operation === 'put').map((r) => `${r.agentstate}/${r.versus}=${r.ops_per_s}`),
+    ).toEqual(['agentstate-postgres/raw-pg-1=0.5', 'agentstate-postgres-8/raw-pg-8=0.5']);
+  });
+
   it('selects systems by name or group, server systems only when asked', () => {
     const names = (list: string) => selectSystems(list).map((s) => s.name);
     expect(names('default')).toEqual([
@@ -87,7 +100,14 @@ describe('bench arithmetic', () => {
       'langgraph-sqlite',
       'raw-sqlite',
     ]);
-    expect(names('postgres')).toEqual(['agentstate-postgres', 'langgraph-postgres', 'raw-pg-1', 'raw-pg-8']);
+    expect(names('postgres')).toEqual([
+      'agentstate-postgres',
+      'langgraph-postgres',
+      'raw-pg-1',
+      'agentstate-postgres-8',
+      'langgraph-postgres-8',
+      'raw-pg-8',
+    ]);
     expect(names('raw-pg-8,sqlite')).toEqual([
       'agentstate-sqlite',
       'langgraph-sqlite',

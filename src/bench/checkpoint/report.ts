@@ -50,12 +50,15 @@ function div(a: number, b: number): number {
   return b === 0 ? 0 : Math.round((a / b) * 1000) / 1000;
 }
 
-/** agentstate against LangGraph and against the raw driver, on the same backend. */
+/** agentstate against LangGraph and against the raw driver, on the same backend and at the same concurrency. */
 export function ratios(systems: readonly SystemResult[]): Ratio[] {
   const out: Ratio[] = [];
   const ok = systems.filter((s) => s.ops !== null);
   for (const ours of ok.filter((s) => s.family === 'agentstate')) {
-    for (const other of ok.filter((s) => s.family !== 'agentstate' && s.backend === ours.backend)) {
+    const peers = ok.filter(
+      (s) => s.family !== 'agentstate' && s.backend === ours.backend && s.concurrency === ours.concurrency,
+    );
+    for (const other of peers) {
       for (const operation of OPERATIONS) {
         const a = ours.ops?.[operation] as OpStats;
         const b = other.ops?.[operation] as OpStats;

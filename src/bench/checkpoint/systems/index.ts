@@ -41,22 +41,24 @@ export const SYSTEMS: readonly SystemSpec[] = [
     { name: 'raw-sqlite', family: 'raw', backend: 'sqlite' },
     async () => (await import('./raw-sqlite.js')).rawSqlite,
   ),
-  lazy(
-    { name: 'agentstate-postgres', family: 'agentstate', backend: 'postgres', optIn: true },
-    async () => (await postgres()).agentstatePostgres,
-  ),
-  lazy(
-    { name: 'langgraph-postgres', family: 'langgraph', backend: 'postgres', optIn: true },
-    async () => (await postgres()).langgraphPostgres,
-  ),
-  lazy(
-    { name: 'raw-pg-1', family: 'raw', backend: 'postgres', concurrency: 1, optIn: true },
-    async () => (await postgres()).rawPg1,
-  ),
-  lazy(
-    { name: 'raw-pg-8', family: 'raw', backend: 'postgres', concurrency: 8, optIn: true },
-    async () => (await postgres()).rawPg8,
-  ),
+  ...[1, 8].flatMap((n) => {
+    const suffix = n === 1 ? '' : `-${n}`;
+    const meta = { backend: 'postgres', concurrency: n, optIn: true } as const;
+    return [
+      lazy({ ...meta, name: `agentstate-postgres${suffix}`, family: 'agentstate' }, async () => {
+        const m = await postgres();
+        return n === 1 ? m.agentstatePg1 : m.agentstatePg8;
+      }),
+      lazy({ ...meta, name: `langgraph-postgres${suffix}`, family: 'langgraph' }, async () => {
+        const m = await postgres();
+        return n === 1 ? m.langgraphPg1 : m.langgraphPg8;
+      }),
+      lazy({ ...meta, name: `raw-pg-${n}`, family: 'raw' }, async () => {
+        const m = await postgres();
+        return n === 1 ? m.rawPg1 : m.rawPg8;
+      }),
+    ];
+  }),
   lazy(
     { name: 'agentstate-redis', family: 'agentstate', backend: 'redis', optIn: true },
     async () => (await redis()).agentstateRedis,

@@ -5,7 +5,7 @@
  */
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import pg from 'pg';
-import { openStore } from '../../../store/open.js';
+import { openPostgresStore } from '../../../store/postgres/index.js';
 import type { ReadBack, StoredBytes, SystemSpec } from '../system.js';
 import { readBack } from '../system.js';
 import { agentstateDriver } from './agentstate.js';
@@ -24,35 +24,50 @@ async function schemaBytes(pool: pg.Pool, schema: string): Promise<StoredBytes> 
   };
 }
 
-export const langgraphPostgres: SystemSpec = {
-  name: 'langgraph-postgres',
-  family: 'langgraph',
-  backend: 'postgres',
-  optIn: true,
-  async open(context) {
-    const schema = `bench_lg_${context.tag}`;
-    const pool = new pg.Pool({ connectionString: context.postgresUrl, max: 1 });
-    await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    const saver = new PostgresSaver(pool, undefined, { schema });
-    await saver.setup();
-    const baseline = (await schemaBytes(pool, schema)).bytes;
-    let closed = false;
-    return saverDriver(
-      saver,
-      context.tag,
-      async () => {
-        const now = await schemaBytes(pool, schema);
-        return { ...now, bytes: now.bytes - baseline };
-      },
-      async () => {
-        if (closed) return;
-        closed = true;
-        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await pool.end();
-      },
-    );
-  },
-};
+/** The schema of one system's run: distinctive, so nothing else on the server is ever touched. */
+function schemaName(kind: string, connections: number, tag: string): string {
+  return `agentstate_bench_${kind}${connections}_${tag}`;
+}
+
+async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await pool.end();
+}
+
+function langgraphPostgres(connections: number): SystemSpec {
+  return {
+    name: connections === 1 ? 'langgraph-postgres' : `langgraph-postgres-${connections}`,
+    family: 'langgraph',
+    backend: 'postgres',
+    concurrency: connections,
+    optIn: true,
+    async open(context) {
+      const schema = schemaName('lg', connections, context.tag);
+      const pool = new pg.Pool({ connectionString: context.postgresUrl, max: connections });
+      await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      const saver = new PostgresSaver(pool, undefined, { schema });
+      await saver.setup();
+      const baseline = (await schemaBytes(pool, schema)).bytes;
+      let closed = false;
+      return saverDriver(
+        saver,
+        context.tag,
+        async () => {
+          const now = await schemaBytes(pool, schema);
+          return { ...now, bytes: now.bytes - baseline };
+        },
+        async () => {
+          if (closed) return;
+          closed = true;
+          await dropSchema(pool, schema);
+        },
+      );
+    },
+  };
+}
+
+export const langgraphPg1 = langgraphPostgres(1);
+export const langgraphPg8 = langgraphPostgres(8);
 
 function rawPostgres(connections: number): SystemSpec {
   return {
@@ -62,7 +77,7 @@ function rawPostgres(connections: number): SystemSpec {
     concurrency: connections,
     optIn: true,
     async open(context) {
-      const schema = `bench_raw${connections}_${context.tag}`;
+      const schema = schemaName('raw', connections, context.tag);
       const pool = new pg.Pool({ connectionString: context.postgresUrl, max: connections });
       await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
       await pool.query(
@@ -104,8 +119,7 @@ function rawPostgres(connections: number): SystemSpec {
         async close() {
           if (closed) return;
           closed = true;
-          await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-          await pool.end();
+          await dropSchema(pool, schema);
         },
       };
     },
@@ -115,33 +129,36 @@ function rawPostgres(connections: number): SystemSpec {
 export const rawPg1 = rawPostgres(1);
 export const rawPg8 = rawPostgres(8);
 
-/** agentstate's PostgreSQL store through openStore, in a schema of its own (`?schema=`), dropped at close. */
-export const agentstatePostgres: SystemSpec = {
-  name: 'agentstate-postgres',
-  family: 'agentstate',
-  backend: 'postgres',
-  optIn: true,
-  async open(context) {
-    const schema = `bench_as_${context.tag}`;
-    const url = new URL(context.postgresUrl);
-    url.searchParams.set('schema', schema);
-    const store = await openStore(url.toString());
-    const pool = new pg.Pool({ connectionString: context.postgresUrl, max: 1 });
-    const baseline = (await schemaBytes(pool, schema)).bytes;
-    const system = agentstateDriver(store, context.tag, async () => {
-      const now = await schemaBytes(pool, schema);
-      return { ...now, bytes: now.bytes - baseline };
-    });
-    let closed = false;
-    return {
-      ...system,
-      async close() {
-        if (closed) return;
-        closed = true;
-        await system.close();
-        await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-        await pool.end();
-      },
-    };
-  },
-};
+/** agentstate's PostgreSQL store with a pool of `connections`, in a schema of its own, dropped at close. */
+function agentstatePostgres(connections: number): SystemSpec {
+  return {
+    name: connections === 1 ? 'agentstate-postgres' : `agentstate-postgres-${connections}`,
+    family: 'agentstate',
+    backend: 'postgres',
+    concurrency: connections,
+    optIn: true,
+    async open(context) {
+      const schema = schemaName('as', connections, context.tag);
+      const store = await openPostgresStore({ url: context.postgresUrl, schema, max: connections });
+      const pool = new pg.Pool({ connectionString: context.postgresUrl, max: 1 });
+      const baseline = (await schemaBytes(pool, schema)).bytes;
+      const system = agentstateDriver(store, context.tag, async () => {
+        const now = await schemaBytes(pool, schema);
+        return { ...now, bytes: now.bytes - baseline };
+      });
+      let closed = false;
+      return {
+        ...system,
+        async close() {
+          if (closed) return;
+          closed = true;
+          await system.close();
+          await dropSchema(pool, schema);
+        },
+      };
+    },
+  };
+}
+
+export const agentstatePg1 = agentstatePostgres(1);
+export const agentstatePg8 = agentstatePostgres(8);
