@@ -76,6 +76,34 @@ describe('loopback mode (no keys)', () => {
   });
 });
 
+describe('without the runtime', () => {
+  it('turns, checkpoints and resume answer 501 not_implemented (after the session check)', async () => {
+    const server = await startTestServer();
+    try {
+      const token = server.tokens.alice;
+      const made = await call<Session>(server.url, 'POST', '/v1/sessions', { token, body: {} });
+      const base = `/v1/sessions/${made.body.id}`;
+      const replies = [
+        await call(server.url, 'POST', `${base}/turns`, { token, body: { input: 'hi' } }),
+        await call(server.url, 'GET', `${base}/checkpoints`, { token }),
+        await call(server.url, 'POST', `${base}/resume`, { token, body: {} }),
+      ];
+      expect(replies.map((r) => [r.status, r.body.error.code])).toEqual([
+        [501, 'not_implemented'],
+        [501, 'not_implemented'],
+        [501, 'not_implemented'],
+      ]);
+      const other = await call(server.url, 'POST', `${base}/turns`, {
+        token: server.tokens.bob,
+        body: { input: 'hi' },
+      });
+      expect(other.status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('metrics', () => {
   it('serves Prometheus text at /metrics and counts requests by route pattern', async () => {
     const { createMetrics } = await import('../../src/observability/metrics.js');
