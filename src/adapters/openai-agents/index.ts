@@ -1,0 +1,1 @@
+export { AgentStateSession, type AgentStateSessionOptions } from './session.js';
