@@ -11,3 +11,5 @@ export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './ob
 export { instrumentStore } from './observability/instrumented-store.js';
 export * from './context/index.js';
 export * from './memory/index.js';
+export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
+export { DEFAULT_POSTGRES_SCHEMA, openPostgresStore, type PostgresStoreOptions } from './store/postgres/index.js';
