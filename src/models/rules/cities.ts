@@ -28,6 +28,10 @@ export const CITIES: Readonly<Record<string, readonly string[]>> = {
   NYC: ['new york', '纽约'],
 };
 
+const CODE_PATTERNS: Readonly<Record<string, RegExp>> = Object.fromEntries(
+  Object.keys(CITIES).map((code) => [code, new RegExp(`\\b${code}\\b`, 'g')]),
+);
+
 export interface CityMention {
   readonly code: string;
   readonly index: number;
@@ -63,7 +67,7 @@ export function findCities(text: string): CityMention[] {
       }
     }
     // The code itself, typed in capitals: "BJS to SHA".
-    for (const match of text.matchAll(new RegExp(`\\b${code}\\b`, 'g'))) {
+    for (const match of text.matchAll(CODE_PATTERNS[code]!)) {
       found.push({ code, index: match.index, end: match.index + code.length });
     }
   }

@@ -23,21 +23,34 @@ function weekdayOf(days: number): number {
   return (new Date(days * 86_400_000).getUTCDay() + 6) % 7;
 }
 
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** One formatter per zone: building an Intl.DateTimeFormat costs far more than using one. */
+function formatterFor(timezone: string): Intl.DateTimeFormat {
+  let formatter = formatters.get(timezone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-CA', {
+      timeZone: timezone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
+    if (formatters.size > 500) formatters.clear();
+    formatters.set(timezone, formatter);
+  }
+  return formatter;
+}
+
 /** Today's date in the time zone, as a day number. Throws on an unknown zone (Intl's RangeError). */
 export function localToday(nowMs: number, timezone: string): number {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone: timezone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).formatToParts(new Date(nowMs));
+  const parts = formatterFor(timezone).formatToParts(new Date(nowMs));
   const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
   return dayNumber(get('year'), get('month'), get('day'));
 }
 
 export function isValidTimezone(timezone: string): boolean {
   try {
-    new Intl.DateTimeFormat('en', { timeZone: timezone });
+    formatterFor(timezone);
     return true;
   } catch {
     return false;
@@ -98,46 +111,50 @@ const NUMBER_WORDS: Readonly<Record<string, number>> = {
   seven: 7,
 };
 
+type DateRule = [RegExp, (m: RegExpMatchArray, today: number) => number | null];
+
+const RULES: readonly DateRule[] = [
+  [/(\d{4})-(\d{1,2})-(\d{1,2})/, (m) => validDate(Number(m[1]), Number(m[2]), Number(m[3]))],
+  [
+    /(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]/,
+    (m) => validDate(Number(m[1]), Number(m[2]), Number(m[3])),
+  ],
+  [/(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]/, (m, today) => nextMonthDay(today, Number(m[1]), Number(m[2]))],
+  [/\bday after tomorrow\b/, (_m, today) => today + 2],
+  [/大后天/, (_m, today) => today + 3],
+  [/后天/, (_m, today) => today + 2],
+  [/\btomorrow\b|明天|明日/, (_m, today) => today + 1],
+  [/\btoday\b|今天|今日/, (_m, today) => today],
+  [
+    /\bin (\d{1,3}|one|two|three|four|five|six|seven) days?\b/,
+    (m, today) => today + (NUMBER_WORDS[m[1]!] ?? Number(m[1])),
+  ],
+  [/(\d{1,3})\s*天[以之]?后/, (m, today) => today + Number(m[1])],
+  [new RegExp(`\\bnext (?:week )?${EN_WEEKDAY}\\b`), (m, today) => nextWeek(today, weekdayIndex(m[1]!))],
+  [new RegExp(`下个?${ZH_WEEKDAY}`), (m, today) => nextWeek(today, weekdayIndex(m[1]!))],
+  [new RegExp(`\\bthis ${EN_WEEKDAY}\\b`), (m, today) => thisWeek(today, weekdayIndex(m[1]!))],
+  [new RegExp(`(?:这|本)${ZH_WEEKDAY}`), (m, today) => thisWeek(today, weekdayIndex(m[1]!))],
+  [new RegExp(`\\b(?:on )?${EN_WEEKDAY}\\b`), (m, today) => upcoming(today, weekdayIndex(m[1]!))],
+  [new RegExp(ZH_WEEKDAY), (m, today) => upcoming(today, weekdayIndex(m[1]!))],
+  [
+    /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?\b/,
+    (m, today) => nextMonthDay(today, MONTHS_EN.indexOf(m[1]!) + 1, Number(m[2])),
+  ],
+  [
+    /\b(\d{1,2})(?:st|nd|rd|th)? (jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/,
+    (m, today) => nextMonthDay(today, MONTHS_EN.indexOf(m[2]!) + 1, Number(m[1])),
+  ],
+];
+
 /** The first date the text names, as YYYY-MM-DD, or null. */
 export function extractDate(text: string, nowMs: number, timezone: string): string | null {
-  const today = localToday(nowMs, timezone);
   const lower = text.toLowerCase();
-  const rules: [RegExp, (m: RegExpMatchArray) => number | null][] = [
-    [/(\d{4})-(\d{1,2})-(\d{1,2})/, (m) => validDate(Number(m[1]), Number(m[2]), Number(m[3]))],
-    [
-      /(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]/,
-      (m) => validDate(Number(m[1]), Number(m[2]), Number(m[3])),
-    ],
-    [/(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]/, (m) => nextMonthDay(today, Number(m[1]), Number(m[2]))],
-    [/\bday after tomorrow\b/, () => today + 2],
-    [/大后天/, () => today + 3],
-    [/后天/, () => today + 2],
-    [/\btomorrow\b|明天|明日/, () => today + 1],
-    [/\btoday\b|今天|今日/, () => today],
-    [
-      /\bin (\d{1,3}|one|two|three|four|five|six|seven) days?\b/,
-      (m) => today + (NUMBER_WORDS[m[1]!] ?? Number(m[1])),
-    ],
-    [/(\d{1,3})\s*天[以之]?后/, (m) => today + Number(m[1])],
-    [new RegExp(`\\bnext (?:week )?${EN_WEEKDAY}\\b`), (m) => nextWeek(today, weekdayIndex(m[1]!))],
-    [new RegExp(`下个?${ZH_WEEKDAY}`), (m) => nextWeek(today, weekdayIndex(m[1]!))],
-    [new RegExp(`\\bthis ${EN_WEEKDAY}\\b`), (m) => thisWeek(today, weekdayIndex(m[1]!))],
-    [new RegExp(`(?:这|本)${ZH_WEEKDAY}`), (m) => thisWeek(today, weekdayIndex(m[1]!))],
-    [new RegExp(`\\b(?:on )?${EN_WEEKDAY}\\b`), (m) => upcoming(today, weekdayIndex(m[1]!))],
-    [new RegExp(ZH_WEEKDAY), (m) => upcoming(today, weekdayIndex(m[1]!))],
-    [
-      /\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?\b/,
-      (m) => nextMonthDay(today, MONTHS_EN.indexOf(m[1]!) + 1, Number(m[2])),
-    ],
-    [
-      /\b(\d{1,2})(?:st|nd|rd|th)? (jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/,
-      (m) => nextMonthDay(today, MONTHS_EN.indexOf(m[2]!) + 1, Number(m[1])),
-    ],
-  ];
-  for (const [pattern, resolve] of rules) {
+  let today: number | null = null;
+  for (const [pattern, resolve] of RULES) {
     const match = lower.match(pattern);
     if (match === null) continue;
-    const days = resolve(match);
+    today ??= localToday(nowMs, timezone);
+    const days = resolve(match, today);
     if (days !== null) return formatDay(days);
   }
   return null;

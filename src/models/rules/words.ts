@@ -70,11 +70,14 @@ function startsWithPhrase(text: string, phrase: string): boolean {
 }
 
 /** 'yes' or 'no' when the input starts with an answer word; null otherwise. */
+const byLength = (a: string, b: string) => b.length - a.length;
+const YES_LONGEST_FIRST = [...YES].sort(byLength);
+const NO_LONGEST_FIRST = [...NO].sort(byLength);
+
 export function detectAnswer(input: string): 'yes' | 'no' | null {
   const text = normalize(input);
-  const byLength = (a: string, b: string) => b.length - a.length;
-  const yes = [...YES].sort(byLength).find((phrase) => startsWithPhrase(text, phrase));
-  const no = [...NO].sort(byLength).find((phrase) => startsWithPhrase(text, phrase));
+  const yes = YES_LONGEST_FIRST.find((phrase) => startsWithPhrase(text, phrase));
+  const no = NO_LONGEST_FIRST.find((phrase) => startsWithPhrase(text, phrase));
   if (yes !== undefined && no !== undefined) return no.length >= yes.length ? 'no' : 'yes';
   if (no !== undefined) return 'no';
   if (yes !== undefined) return 'yes';
