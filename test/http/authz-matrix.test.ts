@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import type { JsonObject } from '../../src/core/json.js';
+import { openStore } from '../../src/store/open.js';
+import type { StateStore } from '../../src/store/types.js';
 import { type Caller, call, rand, startTestServer, type TestServer } from './harness.js';
 
 let server: TestServer;
@@ -18,13 +20,14 @@ const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-authz-'));
 
 beforeAll(async () => {
   runtime = await linkRuntime(dataDir);
-  server = await startTestServer({ agents: runtime.setup });
 });
 afterAll(async () => {
-  await server.close();
   await runtime.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
+
+/** The matrix runs on the in-process store and on a real SQLite file. */
+const STORES = ['memory:', 'sqlite'] as const;
 
 interface Fixture {
   readonly marker: string;
@@ -213,7 +216,17 @@ async function send(row: Row, f: Fixture, token: string | null) {
   });
 }
 
-describe('authorization matrix', () => {
+describe.each(STORES)('authorization matrix (%s)', (kind) => {
+  let store: StateStore;
+  beforeAll(async () => {
+    store = await openStore(kind === 'sqlite' ? `sqlite:${join(dataDir, 'authz.db')}` : kind);
+    server = await startTestServer({ store, agents: runtime.setup });
+  });
+  afterAll(async () => {
+    await server.close();
+    await store.close();
+  });
+
   for (const row of ROWS) {
     it(`${row.method} ${row.name}: refused for everyone but the owner, and nothing changes`, async () => {
       const f = await fixture();
