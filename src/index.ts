@@ -13,3 +13,5 @@ export * from './context/index.js';
 export * from './memory/index.js';
 export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
 export { DEFAULT_POSTGRES_SCHEMA, openPostgresStore, type PostgresStoreOptions } from './store/postgres/index.js';
+export type { RedisStoreOptions } from './store/redis/index.js';
+export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';

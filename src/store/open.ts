@@ -35,6 +35,10 @@ export async function openStore(
       const { openRedisStore } = await import('./redis/index.js');
       return openRedisStore(url, options);
     }
+    case 'tiered:': {
+      const { openTieredStore } = await import('./tiered/index.js');
+      return openTieredStore(url, options);
+    }
     case 'postgres:':
     case 'postgresql:': {
       const { openPostgresStore } = await import('./postgres/index.js');
@@ -42,7 +46,7 @@ export async function openStore(
     }
     default:
       throw invalidRequest(
-        `unknown store URL ${JSON.stringify(url)}: use memory:, sqlite:PATH, postgres://..., redis://... or redis://...?durable=postgres://...`,
+        `unknown store URL ${JSON.stringify(url)}: use memory:, sqlite:PATH, postgres://..., redis://..., redis://...?durable=postgres://... or tiered:?redis=...&postgres=...`,
       );
   }
 }
