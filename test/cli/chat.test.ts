@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { MAIN, spawnCli, TSX, tempDir } from './run.js';
+import { MAIN, runCli, spawnCli, TSX, tempDir } from './run.js';
 import { TmuxPane } from './tmux.js';
 
 const tmp = tempDir();
@@ -45,6 +45,12 @@ describe('agentstate chat', { timeout: 180_000 }, () => {
     await again.waitFor(/you> to Lisbon\n[\s\S]*agent> [\s\S]*you> $/m);
     again.type('/quit');
     await again.waitFor(/left session/);
+
+    const inspected = await runCli(['inspect', sessionId, '--store', url], tmp.dir);
+    expect(inspected.code).toBe(0);
+    expect(inspected.stdout).toMatch(/message #1 user: I want to book a flight from Paris to Lisbon/);
+    expect(inspected.stdout).toMatch(/checkpoint ckpt_\S+ run run_\S+ step \d+/);
+    expect(inspected.stdout).toMatch(/task task_\S+ \(flight_booking\) new -> /);
 
     const store = await openStore(url);
     try {
