@@ -15,3 +15,10 @@ export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from
 export { DEFAULT_POSTGRES_SCHEMA, openPostgresStore, type PostgresStoreOptions } from './store/postgres/index.js';
 export type { RedisStoreOptions } from './store/redis/index.js';
 export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
+export * from './demo/index.js';
+export {
+  type CrashReport,
+  type CrashTestOptions,
+  type CrashTestResult,
+  runCrashTest,
+} from './harness/crash/index.js';
