@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { AgentStateError } from '../core/errors.js';
 import type { Scope, StateStore } from '../store/types.js';
 
-export const DEFAULT_LEASE_TTL_MS = 30_000;
+/** Long enough to ride out a GC pause or a slow commit (the holder renews every third of it). */
+export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 export function defaultLeaseOwner(): string {
   return `pid${process.pid}-${randomBytes(6).toString('hex')}`;
@@ -24,9 +25,16 @@ export async function acquireSessionLease(
   sessionId: string,
   owner: string,
   ttlMs: number,
+  waitMs = 0,
 ): Promise<HeldLease> {
   const name = `session:${sessionId}`;
-  const lease = await store.acquireLease(scope, name, owner, ttlMs);
+  const deadline = Date.now() + waitMs;
+  let lease = await store.acquireLease(scope, name, owner, ttlMs);
+  // A process that died holding the lease frees it when its TTL runs out: a resumer may wait for that.
+  while (lease === null && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(10, deadline - Date.now()))));
+    lease = await store.acquireLease(scope, name, owner, ttlMs);
+  }
   if (lease === null) {
     throw new AgentStateError(
       'conflict',

@@ -24,7 +24,7 @@ export interface AgentRuntimeOptions {
   /** Default 'UTC' (a session's context.timezone wins). */
   readonly timezone?: string;
   readonly retry?: Partial<RetryPolicy>;
-  readonly lease?: { readonly owner?: string; readonly ttlMs?: number };
+  readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
 }
 
 export interface AgentRuntime {

@@ -33,8 +33,12 @@ export interface RuntimeOptions {
   /** Time zone when the session's context has no `timezone`. Default 'UTC'. */
   readonly timezone?: string;
   readonly retry?: Partial<RetryPolicy>;
-  /** Lease owner (default: pid + random) and TTL in ms (default 30000). */
-  readonly lease?: { readonly owner?: string; readonly ttlMs?: number };
+  /**
+   * The session's run lease: owner (default pid + random), TTL in ms (default 10000; renewed every third of
+   * it while the run lasts), and how long to wait for a lease another process holds (default 0: a `conflict`
+   * at once). A resumer after a crash waits at most one TTL for the dead owner's lease to run out.
+   */
+  readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
 }
 
 export interface TurnRequest extends RuntimeOptions {
@@ -138,6 +142,7 @@ async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) =>
     options.sessionId,
     options.lease?.owner ?? defaultLeaseOwner(),
     options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
+    options.lease?.waitMs ?? 0,
   );
   try {
     return await work(lease);

@@ -37,6 +37,24 @@ describe('run lease', () => {
     expect(out.reply).toBe('Where are you flying from?');
   });
 
+  it('waits, when asked, for a dead owner’s lease to run out', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'wait.jsonl'));
+    await store.acquireLease(scope, `session:${session.id}`, 'dead-process', 300);
+    const now = runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight' });
+    await expect(now).rejects.toThrow(/being run by another process/);
+    const started = Date.now();
+    const waited = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools),
+      lease: { waitMs: 3_000 },
+      input: 'book a flight',
+    });
+    expect(waited.reply).toBe('Where are you flying from?');
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
   it('lets exactly one of two concurrent turns of one session run (SQLite)', async () => {
     const store = await openSqliteStore(join(temp.dir, 'lease.db'));
     const scope = freshScope();
