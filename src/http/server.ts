@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AgentStateError } from '../core/errors.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
@@ -60,9 +60,11 @@ function isComplete(config: HttpConfig | HttpConfigInput | undefined): config is
   );
 }
 
-function isPublic(url: string): boolean {
-  const path = url.split('?')[0] ?? url;
-  return PUBLIC_PATHS.has(path) || path === '/docs' || path.startsWith('/docs/');
+/** Decided by the route that matched (its pattern), never by the raw URL, so no URL trick skips auth. */
+function isPublic(request: FastifyRequest): boolean {
+  const route = request.routeOptions.url;
+  if (route === undefined) return false;
+  return PUBLIC_PATHS.has(route) || route === '/docs' || route.startsWith('/docs/');
 }
 
 export async function createServer(options: ServerOptions): Promise<ZodApp> {
@@ -104,7 +106,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
 
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
-    if (isPublic(request.url)) return;
+    if (isPublic(request)) return;
     request.principal = await auth.authenticate(request.headers.authorization, request.socket.localAddress);
   });
 
@@ -116,7 +118,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
       const header = request.headers.authorization;
       return header ? `t:${createHash('sha256').update(header).digest('hex')}` : `ip:${request.ip}`;
     },
-    allowList: (request) => isPublic(request.url),
+    allowList: (request) => isPublic(request),
     errorResponseBuilder: (_request, context) =>
       Object.assign(new AgentStateError('rate_limited', `too many requests; retry in ${context.after}`), {
         statusCode: 429,

@@ -2,6 +2,7 @@
  * Starting rules (keys need a secret; no keys only on loopback), loopback mode, rate limiting per token,
  * health, readiness, the OpenAPI document and its UI.
  */
+import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../src/core/model.js';
@@ -73,6 +74,48 @@ describe('loopback mode (no keys)', () => {
     await app.close();
     await store.close();
     expect(lines.join('')).toContain('no API keys configured');
+  });
+});
+
+function rawGet(base: string, path: string): Promise<{ status: number; body: string }> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: Number(port), path, method: 'GET' }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('public routes', () => {
+  it('are decided by the matched route, so no path trick reaches a protected route without a token', async () => {
+    const server = await startTestServer();
+    try {
+      const made = await call<Session>(server.url, 'POST', '/v1/sessions', {
+        token: server.keyA,
+        body: { user_id: 'u1' },
+      });
+      expect(made.status).toBe(201);
+      for (const path of [
+        '/docs/../v1/sessions',
+        '/healthz/../v1/sessions',
+        '/metrics/../v1/sessions',
+        '/docs/%2e%2e/v1/sessions',
+        '/v1/sessions?x=/healthz',
+        '/healthz;/v1/sessions',
+      ]) {
+        const reply = await rawGet(server.url, path);
+        expect(reply.status, path).not.toBe(200);
+        expect(reply.body, path).not.toContain(made.body.id);
+      }
+    } finally {
+      await server.close();
+    }
   });
 });
 
