@@ -2,6 +2,11 @@
  * Who is asking. A tenant API key acts for its whole tenant; a user token (HS256 JWT minted by
  * `POST /v1/tokens`) acts for one user of one tenant; without configured keys, requests on loopback act as
  * tenant `default`. The tenant and user always come from the credential, never from the body or query.
+ *
+ * Decisions: a `user_id` in a body or query that differs from a user token's user answers 400
+ * `invalid_request` (the request contradicts its own credential; nothing about other users is revealed).
+ * Another user's memory path answers 404, like every record of someone else. Bad, expired or forged
+ * tokens answer 401 `unauthorized`, as does a user token asking to mint tokens.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
