@@ -4,7 +4,12 @@
  * what changed (unchanged channels are carried by reference, a growing list is stored as its new part).
  */
 import type { RunnableConfig } from '@langchain/core/runnables';
-import { type Checkpoint, emptyCheckpoint, uuid6 } from '@langchain/langgraph-checkpoint';
+import {
+  type ChannelVersions,
+  type Checkpoint,
+  emptyCheckpoint,
+  uuid6,
+} from '@langchain/langgraph-checkpoint';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentStateSaver } from '../../../src/adapters/langgraph/index.js';
