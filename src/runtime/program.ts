@@ -5,9 +5,10 @@
  */
 
 import { isoAt } from '../core/clock.js';
+import { isAgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JsonValue } from '../core/json.js';
-import type { Action, Task, TaskState } from '../core/model.js';
+import type { Action, Session, Task, TaskState } from '../core/model.js';
 import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
 import type { RetryPolicy } from './actions.js';
@@ -16,7 +17,7 @@ import { executeTask } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { nothingText } from './replies.js';
 import { type RouteOutcome, routeByRules } from './router.js';
-import type { RunContext } from './run-context.js';
+import type { CommitBatch, CommitResult, RunContext } from './run-context.js';
 import { loadSnapshot, openTaskInfo, type Snapshot } from './snapshot.js';
 import type { Reaction } from './state-machine.js';
 import { advanceTarget, expectingOf, type Write } from './target.js';
@@ -177,34 +178,42 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const status = waiting ? 'waiting_for_user' : 'active';
   const actionIds = [...new Set(actions.map((action) => action.id))];
   const output = { reply, language, task_ids: touched, action_ids: actionIds };
-  const { result } = await rt.commit(
-    'turn',
-    {
-      ...(session.status === status && session.agent !== null
-        ? {}
-        : {
-            // The session remembers the agent it was first run with.
-            session: {
-              id: sessionId,
-              expected_version: session.version,
-              patch: { status, agent: session.agent ?? agent.name },
-            },
-          }),
-      create_tasks: writes.flatMap((w) => (w.kind === 'create' ? [w.task] : [])),
-      update_tasks: writes.flatMap((w) =>
-        w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
-      ),
-      complete_actions: failActions.map((f) => ({ id: f.id, status: 'FAILED' as const, error: f.error })),
-      messages: {
-        session_id: sessionId,
-        items: [
-          { role: 'user', content: input, metadata: { run_id: rt.runId } },
-          { role: 'assistant', content: reply, metadata: { run_id: rt.runId, task_ids: touched } },
-        ],
-      },
+  const finalBatch = (version: number, current: { status: string; agent: string | null }): CommitBatch => ({
+    ...(current.status === status && current.agent !== null
+      ? {}
+      : {
+          // The session remembers the agent it was first run with.
+          session: {
+            id: sessionId,
+            expected_version: version,
+            patch: { status, agent: current.agent ?? agent.name },
+          },
+        }),
+    create_tasks: writes.flatMap((w) => (w.kind === 'create' ? [w.task] : [])),
+    update_tasks: writes.flatMap((w) =>
+      w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
+    ),
+    complete_actions: failActions.map((f) => ({ id: f.id, status: 'FAILED' as const, error: f.error })),
+    messages: {
+      session_id: sessionId,
+      items: [
+        { role: 'user', content: input, metadata: { run_id: rt.runId } },
+        { role: 'assistant', content: reply, metadata: { run_id: rt.runId, task_ids: touched } },
+      ],
     },
-    targetId,
-    { output },
-  );
-  return { ...output, checkpoint_id: result.checkpoint_id };
+  });
+  let committed: CommitResult;
+  try {
+    committed = (await rt.commit('turn', finalBatch(session.version, session), targetId, { output })).result;
+  } catch (error) {
+    // Someone changed the session while the run was away (a PATCH between a crash and its resume):
+    // read it again, once, instead of failing every resume for ever.
+    if (!isAgentStateError(error, 'version_conflict') || error.details?.kind !== 'session') throw error;
+    const fresh = (await rt.read('session.reload', async () =>
+      json(await rt.store.getSession(rt.scope, sessionId)),
+    )) as unknown as Session | null;
+    if (fresh === null) throw error;
+    committed = (await rt.commit('turn', finalBatch(fresh.version, fresh), targetId, { output })).result;
+  }
+  return { ...output, checkpoint_id: committed.checkpoint_id };
 }

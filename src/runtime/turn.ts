@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
+import { isValidTimezone } from '../models/rules/dates.js';
 import type { Language, ModelRegistry } from '../models/types.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
@@ -67,6 +68,9 @@ async function execute(
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
     throw invalidRequest(`agent ${JSON.stringify(header.agent)} is not in the agent registry`);
+  const timezone = options.timezone ?? 'UTC';
+  if (!isValidTimezone(timezone))
+    throw invalidRequest(`timezone: ${JSON.stringify(timezone)} is not an IANA time zone`);
   const model = options.models.get(header.model);
   if (model === undefined)
     throw invalidRequest(`model ${JSON.stringify(header.model)} is not in the model registry`);
@@ -83,7 +87,7 @@ async function execute(
     model,
     tools: options.tools,
     policy: { ...DEFAULT_RETRY, ...options.retry },
-    timezone: options.timezone ?? 'UTC',
+    timezone,
   });
   return collect(options, header.run_id, output, recorded.length > 0);
 }

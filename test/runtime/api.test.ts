@@ -36,6 +36,7 @@ describe('runtime surface', () => {
       () => runTurn({ ...opts, input: 'hello' }),
       () => runTurn({ ...opts, input: 'hello', agent: 'nobody' }),
       () => runTurn({ ...opts, input: 'hello', agent: 'flight_booking', model: 'gpt-nothing' }),
+      () => runTurn({ ...opts, input: 'hello', agent: 'flight_booking', timezone: 'Mars/Olympus' }),
     ];
     const refusals: unknown[] = [];
     for (const attempt of attempts) refusals.push(await attempt().catch((e: unknown) => e));
@@ -45,6 +46,7 @@ describe('runtime surface', () => {
       `session ${noAgent.id} names no agent; pass one`,
       'agent "nobody" is not in the agent registry',
       'model "gpt-nothing" is not in the model registry',
+      'timezone: "Mars/Olympus" is not an IANA time zone',
     ]);
     expect(await store.listMessages(scope, noAgent.id)).toEqual([]);
     expect(await store.latestCheckpoint(scope, runIdFor(noAgent.id, 0))).toBeNull();

@@ -4,9 +4,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { resumeContext, summarizeTasks } from '../../src/runtime/context.js';
-import { runTurn } from '../../src/runtime/turn.js';
+import { resumeRun, runTurn } from '../../src/runtime/turn.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { crashingStore, SimulatedCrash } from './faults.js';
 import { ledgerTools } from './ledger-tools.js';
 import { freshScope, runtimeOptions, START, tempDir } from './setup.js';
 
@@ -70,6 +71,27 @@ describe('run lease', () => {
     expect((await store.listTasks(scope, {})).items).toHaveLength(1);
     expect(await store.listMessages(scope, session.id)).toHaveLength(2);
     await store.close();
+  });
+});
+
+describe('a session changed between a crash and its resume', () => {
+  it('finishes the run on the session as it is now', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'patched.jsonl'));
+    await expect(
+      runTurn({
+        ...runtimeOptions(crashingStore(store, 1), scope, session.id, tools),
+        input: 'book a flight to Tokyo',
+      }),
+    ).rejects.toThrow(SimulatedCrash);
+    const patched = await store.updateSession(scope, session.id, session.version, { context: { vip: true } });
+    const out = await resumeRun(runtimeOptions(store, scope, session.id, tools));
+    expect(out?.reply).toBe('Where are you flying from?');
+    expect(out?.session.status).toBe('waiting_for_user');
+    expect(out?.session.context).toEqual({ vip: true });
+    expect(out?.session.version).toBe(patched.version + 1);
   });
 });
 
