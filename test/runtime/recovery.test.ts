@@ -183,3 +183,43 @@ describe('recovery of a PENDING action at resume', () => {
     expect(readLedger(t.ledger)).toHaveLength(3);
   });
 });
+
+describe('retry after FAILED', () => {
+  it('goes back to collecting on a change, confirms again and books with a new key', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const ledger = join(temp.dir, `retry-${++counter}.jsonl`);
+    const tools = ledgerTools(ledger, { 'airline.book': { faults: ['rejected'] } });
+    const session = await store.createSession(scope, {
+      agent: 'flight_booking',
+      context: { timezone: 'Asia/Shanghai' },
+    });
+    const turn = (input: string) => runTurn({ ...runtimeOptions(store, scope, session.id, tools), input });
+    await turn('Book first class from Shanghai to Beijing tomorrow, my name is Li Lei');
+    const failed = await turn('yes');
+    expect(failed.tasks[0]?.state).toBe('FAILED');
+    expect(failed.reply).toContain('failed: airline.book: refused by the downstream');
+    const again = await turn('economy then');
+    expect(again.tasks[0]?.state).toBe('CONFIRMING');
+    expect(again.tasks[0]?.data).toMatchObject({ round: 1 });
+    const booked = await turn('yes');
+    expect(booked.tasks[0]?.state).toBe('DONE');
+    const actions = (await store.listActions(scope, { task_id: booked.tasks[0]!.id })).items;
+    expect(actions.map((a) => a.status).sort()).toEqual(['FAILED', 'SUCCESS']);
+    expect(new Set(actions.map((a) => a.idempotency_key)).size).toBe(2);
+    expect(readLedger(ledger).map((l) => (l.params as { cabin_class: string }).cabin_class)).toEqual([
+      'economy',
+    ]);
+    const events = await store.listTaskEvents(scope, booked.tasks[0]!.id);
+    expect(events.map((e) => e.to_state)).toEqual([
+      'COLLECTING',
+      'CONFIRMING',
+      'EXECUTING',
+      'FAILED',
+      'COLLECTING',
+      'CONFIRMING',
+      'EXECUTING',
+      'DONE',
+    ]);
+  });
+});
