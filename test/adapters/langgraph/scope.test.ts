@@ -26,7 +26,7 @@ async function putChain(saver: AgentStateSaver, thread: string, steps: number, b
       channel_values: { messages: [...messages], big, count: step },
       channel_versions: { messages: step + 1, big: 1, count: step + 1 },
     };
-    const newVersions =
+    const newVersions: ChannelVersions =
       step === 0 ? { messages: 1, big: 1, count: 1 } : { messages: step + 1, count: step + 1 };
     config = await saver.put(config, checkpoint, { source: 'loop', step, parents: {} }, newVersions);
   }
