@@ -1,0 +1,61 @@
+/** `agentstate loadtest`: the isolation load harness (SPEC 7) from the command line. */
+import type { Command } from 'commander';
+import { runLoadTest } from './run.js';
+
+interface LoadCommandOptions {
+  readonly url?: string;
+  readonly apiKey?: string;
+  readonly store?: string;
+  readonly users: string;
+  readonly turns: string;
+  readonly thinkMs: string;
+  readonly warmup: string;
+  readonly saturation: boolean;
+  readonly report?: string;
+  readonly cpuProf?: string;
+}
+
+function count(name: string, text: string, min: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`loadtest: ${name} must be an integer >= ${min}`);
+  return n;
+}
+
+export function registerLoadCommands(program: Command): void {
+  program
+    .command('loadtest')
+    .description(
+      'isolation under load (SPEC 7): users at once over HTTP, leak check, cross-user probes, p99 ratio',
+    )
+    .option('--url <url>', 'a running server (default: start one in a child process)')
+    .option(
+      '--api-key <key>',
+      'tenant API key of --url (env AGENTSTATE_API_KEY)',
+      process.env.AGENTSTATE_API_KEY,
+    )
+    .option('--store <url>', 'store of the child server (default: a temporary sqlite: file)')
+    .option('--users <n>', 'simulated users', '50')
+    .option('--turns <n>', 'turns per user (5 is a whole booking)', '5')
+    .option('--think-ms <ms>', 'think time between turns under load (0: saturation only)', '1000')
+    .option('--warmup <n>', 'unmeasured users run first', '3')
+    .option('--no-saturation', 'skip the saturation phase (no think time)')
+    .option('--report <path>', 'write the JSON report here and the Markdown beside it')
+    .option('--cpu-prof <dir>', 'profile the child server (node --cpu-prof) into this folder')
+    .action(async (options: LoadCommandOptions) => {
+      const { report, markdown } = await runLoadTest({
+        ...(options.url ? { url: options.url } : {}),
+        ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+        ...(options.store ? { store: options.store } : {}),
+        users: count('--users', options.users, 2),
+        turns: count('--turns', options.turns, 1),
+        thinkMs: count('--think-ms', options.thinkMs, 0),
+        warmupUsers: count('--warmup', options.warmup, 0),
+        saturation: options.saturation,
+        ...(options.report ? { reportPath: options.report } : {}),
+        ...(options.cpuProf ? { cpuProfDir: options.cpuProf } : {}),
+        onProgress: (line) => process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(markdown);
+      if (report.leaks > 0 || report.probe_failures > 0 || report.errors > 0) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,54 @@
+/** One timed HTTP request over Node's fetch (undici, keep-alive): status, the whole body text, the time. */
+export interface Exchange {
+  readonly method: string;
+  readonly path: string;
+  /** The request body as sent ('' for none): a value the client sent itself is no leak when echoed. */
+  readonly sent: string;
+  /** 0 when the request failed before any answer (connection error, time-out). */
+  readonly status: number;
+  readonly body: string;
+  readonly ms: number;
+  readonly error?: string;
+}
+
+export interface RequestInit {
+  readonly token: string;
+  readonly body?: unknown;
+  readonly timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+export async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  init: RequestInit,
+): Promise<Exchange> {
+  const headers: Record<string, string> = { authorization: `Bearer ${init.token}` };
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const sent = init.body === undefined ? '' : JSON.stringify(init.body);
+  const started = performance.now();
+  try {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      ...(init.body === undefined ? {} : { body: sent }),
+      signal: AbortSignal.timeout(init.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+    });
+    const body = await response.text();
+    return { method, path, sent, status: response.status, body, ms: performance.now() - started };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { method, path, sent, status: 0, body: '', ms: performance.now() - started, error: message };
+  }
+}
+
+/** The parsed JSON body, or null when it is not JSON. */
+export function jsonOf<T>(exchange: Exchange): T | null {
+  try {
+    return JSON.parse(exchange.body) as T;
+  } catch {
+    return null;
+  }
+}

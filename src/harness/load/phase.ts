@@ -1,0 +1,87 @@
+/** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
+import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
+import { type Latencies, latencies } from './stats.js';
+import { newUser, openUser, type Phase, runTurns, type SimUser, type Target } from './user.js';
+
+export interface PhaseResult extends Latencies {
+  readonly phase: Phase;
+  readonly users: number;
+  readonly think_ms: number;
+  readonly concurrent: boolean;
+  /** Turns per second, from the first turn sent to the last answer received. */
+  readonly turns_per_s: number;
+  readonly wall_ms: number;
+  readonly errors: number;
+  /** The runtime's own timing of the same turns (its Prometheus histogram), when the server exposes it. */
+  readonly server: ServerTiming | null;
+}
+
+export interface PhaseOptions {
+  readonly phase: Phase;
+  readonly users: number;
+  readonly turns: number;
+  readonly thinkMs: number;
+  readonly concurrent: boolean;
+  readonly runTag: string;
+  readonly onProgress?: (line: string) => void;
+}
+
+const PROGRESS_EVERY_MS = 2_000;
+
+export async function runPhase(
+  target: Target,
+  options: PhaseOptions,
+): Promise<{ result: PhaseResult; users: SimUser[] }> {
+  const users = Array.from({ length: options.users }, (_, i) =>
+    newUser(options.phase, i, options.runTag, options.turns),
+  );
+  const say = options.onProgress ?? (() => {});
+  if (options.concurrent) await Promise.all(users.map((user) => openUser(target, user)));
+  else for (const user of users) await openUser(target, user);
+  const expected = options.users * options.turns;
+  let done = 0;
+  let failed = 0;
+  const window: number[] = [];
+  const timer = setInterval(() => {
+    const recent = latencies(window.splice(0));
+    say(
+      `[${options.phase}] ${done}/${expected} turns, ${failed} failed, last ${PROGRESS_EVERY_MS / 1000}s p50 ${recent.p50_ms} ms p99 ${recent.p99_ms} ms`,
+    );
+  }, PROGRESS_EVERY_MS);
+  timer.unref();
+  const onTurn = (ms: number, ok: boolean) => {
+    done++;
+    if (!ok) failed++;
+    window.push(ms);
+  };
+  const before = await readHistogram(target.url);
+  try {
+    if (options.concurrent) {
+      await Promise.all(users.map((user) => runTurns(target, user, options.thinkMs, onTurn)));
+    } else {
+      for (const user of users) await runTurns(target, user, options.thinkMs, onTurn);
+    }
+  } finally {
+    clearInterval(timer);
+  }
+  const after = await readHistogram(target.url);
+  const turns = users.flatMap((user) => user.turns);
+  const first = Math.min(...turns.map((t) => t.startedAt));
+  const last = Math.max(...turns.map((t) => t.endedAt));
+  const wall = turns.length === 0 ? 0 : last - first;
+  const result: PhaseResult = {
+    phase: options.phase,
+    users: options.users,
+    think_ms: options.thinkMs,
+    concurrent: options.concurrent,
+    ...latencies(turns.map((t) => t.ms)),
+    turns_per_s: wall > 0 ? Math.round((turns.length / wall) * 1000 * 100) / 100 : 0,
+    wall_ms: Math.round(wall),
+    errors: users.reduce((n, user) => n + user.errors.length, 0),
+    server: timingBetween(before, after),
+  };
+  say(
+    `[${options.phase}] done: ${turns.length} turns, p50 ${result.p50_ms} ms, p95 ${result.p95_ms} ms, p99 ${result.p99_ms} ms, ${result.turns_per_s} turns/s, ${result.errors} errors`,
+  );
+  return { result, users };
+}

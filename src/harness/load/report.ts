@@ -1,0 +1,101 @@
+/** The load test's report: JSON for machines, Markdown for people. */
+import type { Leak } from './leaks.js';
+import type { PhaseResult } from './phase.js';
+import type { ProbeFailure } from './probes.js';
+import type { ProfileEntry } from './profile.js';
+
+export interface LoadReport {
+  readonly started_at: string;
+  readonly store: string;
+  readonly server: 'child process' | 'external';
+  readonly users: number;
+  readonly turns: number;
+  readonly think_ms: number;
+  /** Every HTTP request the harness sent (tokens, sessions, turns, task lists, probes). */
+  readonly requests: number;
+  readonly errors: number;
+  readonly error_samples: string[];
+  readonly bookings_completed: number;
+  readonly bookings_expected: number;
+  readonly leaks: number;
+  readonly leak_samples: Leak[];
+  readonly probes: number;
+  readonly probe_failures: number;
+  readonly probe_failure_samples: ProbeFailure[];
+  readonly baseline: PhaseResult;
+  readonly load: PhaseResult;
+  /** load.p99_ms / baseline.p99_ms; the goal is <= 1.2. */
+  readonly p99_ratio: number;
+  readonly saturation: PhaseResult | null;
+  /** Turns per second with no think time, all users at once. */
+  readonly throughput: number | null;
+  /** The server's hottest functions by self time, when it ran with a CPU profile. */
+  readonly profile: ProfileEntry[] | null;
+  readonly goals: {
+    readonly no_leaks: boolean;
+    readonly probes_404: boolean;
+    readonly p99_ratio_le_1_2: boolean;
+  };
+}
+
+function row(name: string, r: PhaseResult | null): string {
+  if (r === null) return `| ${name} | - | - | - | - | - | - | - |`;
+  const server = r.server ? `${r.server.mean_ms} / ~${r.server.p99_ms}` : 'n/a';
+  const who = r.concurrent ? `${r.users} at once` : `${r.users}, one at a time`;
+  return `| ${name} | ${who}, think ${r.think_ms} ms | ${r.count} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.turns_per_s} | ${server} |`;
+}
+
+const mark = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
+
+export function toMarkdown(report: LoadReport): string {
+  const lines = [
+    '# Isolation under load',
+    '',
+    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}), started ${report.started_at}.`,
+    '',
+    '| goal | result | |',
+    '| --- | --- | --- |',
+    `| 0 leaks (another user's data in any response) | ${report.leaks} | ${mark(report.goals.no_leaks)} |`,
+    `| cross-user probes answer 404 | ${report.probe_failures} of ${report.probes} failed | ${mark(report.goals.probes_404)} |`,
+    `| p99 under load / p99 baseline <= 1.2 | ${report.p99_ratio} | ${mark(report.goals.p99_ratio_le_1_2)} |`,
+    '',
+    `Requests: ${report.requests}, errors: ${report.errors}, bookings completed: ${report.bookings_completed} of ${report.bookings_expected}.`,
+    '',
+    '| phase | users | turns | p50 ms | p95 ms | p99 ms | turns/s | server mean / p99 ms |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    row('baseline', report.baseline),
+    row('load', report.load),
+    row('saturation', report.saturation),
+    '',
+    'Latency is one turn request, measured by the client from sending to the last byte of the answer.',
+    '"server" is the runtime\'s own turn timing from its Prometheus histogram (p99 estimated from buckets);',
+    'the difference to the client figure is time spent queueing in the server and in HTTP.',
+  ];
+  if (report.error_samples.length > 0) {
+    lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));
+  }
+  if (report.leak_samples.length > 0) {
+    lines.push('', '## Leaks (first ones)', '');
+    for (const l of report.leak_samples) {
+      lines.push(
+        `- ${l.request} (${l.status}) to ${l.receiver} contained ${l.kind} \`${l.value}\` of ${l.owner}`,
+      );
+    }
+  }
+  if (report.probe_failure_samples.length > 0) {
+    lines.push('', '## Probe failures (first ones)', '');
+    for (const f of report.probe_failure_samples) lines.push(`- ${f.prober}: ${f.request} -> ${f.status}`);
+  }
+  if (report.profile !== null && report.profile.length > 0) {
+    lines.push(
+      '',
+      '## Server CPU profile (self time)',
+      '',
+      '| function | where | ms | % |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const p of report.profile)
+      lines.push(`| ${p.function} | ${p.where} | ${p.self_ms} | ${p.percent} |`);
+  }
+  return `${lines.join('\n')}\n`;
+}

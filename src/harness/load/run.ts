@@ -1,0 +1,168 @@
+/**
+ * The isolation load test (SPEC 7): warm-up, a baseline of users one at a time, all users at once with a
+ * think time, all users at once with none (saturation), then cross-user probes and the leak check over every
+ * answer. Starts its own server in a child process unless given a URL.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { findLeaks } from './leaks.js';
+import { type PhaseResult, runPhase } from './phase.js';
+import { probeAll } from './probes.js';
+import { newestProfile, summarizeProfile } from './profile.js';
+import type { LoadReport } from './report.js';
+import { toMarkdown } from './report.js';
+import { startServerChild } from './server-child.js';
+import type { SimUser, Target } from './user.js';
+
+export interface LoadTestOptions {
+  /** A running server; when absent, one is started in a child process on `store`. */
+  readonly url?: string;
+  /** Tenant API key for `url` (mints the user tokens). Required with `url`. */
+  readonly apiKey?: string;
+  /** Store of the child server. Default: a `sqlite:` file in a temporary folder. */
+  readonly store?: string;
+  /** Default 50. */
+  readonly users?: number;
+  /** Turns per user. Default 5 (a whole booking). */
+  readonly turns?: number;
+  /** Pause between a user's turns under load, ±20% jitter. Default 1000; 0 makes the load phase saturation. */
+  readonly thinkMs?: number;
+  /** Users run (unmeasured) before the baseline so that neither phase pays for a cold server. Default 3. */
+  readonly warmupUsers?: number;
+  /** Run the saturation phase (no think time) too. Default true. */
+  readonly saturation?: boolean;
+  /** Requests in flight while probing. Default 16. */
+  readonly probeConcurrency?: number;
+  /** Writes the JSON here and the Markdown beside it (`.md`). */
+  readonly reportPath?: string;
+  /** Runs the child server with `--cpu-prof` into this folder and adds its hottest functions to the report. */
+  readonly cpuProfDir?: string;
+  /** Child server log level. Default `warn`. */
+  readonly serverLogLevel?: string;
+  readonly onProgress?: (line: string) => void;
+}
+
+export interface LoadTestResult {
+  readonly report: LoadReport;
+  readonly markdown: string;
+  readonly users: readonly SimUser[];
+}
+
+const SAMPLES = 10;
+
+export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTestResult> {
+  const users = options.users ?? 50;
+  const turns = options.turns ?? 5;
+  const thinkMs = options.thinkMs ?? 1000;
+  if (!Number.isInteger(users) || users < 2) throw new Error('loadtest: --users must be an integer >= 2');
+  if (!Number.isInteger(turns) || turns < 1) throw new Error('loadtest: --turns must be an integer >= 1');
+  if (!Number.isFinite(thinkMs) || thinkMs < 0) throw new Error('loadtest: --think-ms must be >= 0');
+  if (options.url !== undefined && !options.apiKey) throw new Error('loadtest: --url needs --api-key');
+  const say = options.onProgress ?? (() => {});
+  const temp = mkdtempSync(join(tmpdir(), 'agentstate-loadtest-'));
+  const store = options.store ?? `sqlite:${join(temp, 'load.db')}`;
+  if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
+  const child =
+    options.url === undefined
+      ? await startServerChild({
+          storeUrl: store,
+          dataDir: join(temp, 'data'),
+          ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
+          ...(options.cpuProfDir
+            ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] }
+            : {}),
+        })
+      : null;
+  const target: Target = child ?? { url: options.url as string, apiKey: options.apiKey as string };
+  const runTag = randomBytes(3).toString('hex');
+  const phase = (
+    name: 'warmup' | 'baseline' | 'load' | 'saturation',
+    n: number,
+    think: number,
+    at: boolean,
+  ) =>
+    runPhase(target, {
+      phase: name,
+      users: n,
+      turns,
+      thinkMs: think,
+      concurrent: at,
+      runTag,
+      onProgress: say,
+    });
+  try {
+    const started_at = new Date().toISOString();
+    say(`loadtest: server ${target.url} (${child ? `child pid ${child.pid}, store ${store}` : 'external'})`);
+    const all: SimUser[] = [];
+    const warmupUsers = options.warmupUsers ?? 3;
+    if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, false)).users);
+    const baseline = await phase('baseline', users, 0, false);
+    all.push(...baseline.users);
+    const load = await phase('load', users, thinkMs, true);
+    all.push(...load.users);
+    let saturation: PhaseResult | null = thinkMs === 0 ? load.result : null;
+    if (thinkMs > 0 && options.saturation !== false) {
+      const run = await phase('saturation', users, 0, true);
+      all.push(...run.users);
+      saturation = run.result;
+    }
+    say(`[probes] every load user asks for the other ${users - 1} users' records`);
+    const probes = await probeAll(target, load.users, options.probeConcurrency ?? 16, (done, total) =>
+      say(`[probes] ${done}/${total}`),
+    );
+    say("[leaks] checking every answer for another user's values");
+    const leaks = findLeaks(all, probes.exchanges);
+    const errorList = all.flatMap((user) => user.errors.map((e) => `${user.userId}: ${e}`));
+    const measured = all.filter((u) => u.phase !== 'warmup');
+    const bookingsExpected = turns >= 5 ? measured.length : 0;
+    const bookings = measured.filter((u) => u.booked).length;
+    if (bookings < bookingsExpected)
+      errorList.push(`${bookingsExpected - bookings} booking(s) did not complete`);
+    const requests = all.reduce((n, u) => n + u.exchanges.length, 0) + probes.exchanges.length;
+    const p99Ratio =
+      baseline.result.p99_ms > 0 ? Math.round((load.result.p99_ms / baseline.result.p99_ms) * 100) / 100 : 0;
+    await child?.close();
+    const profFile = options.cpuProfDir ? newestProfile(options.cpuProfDir) : null;
+    const report: LoadReport = {
+      started_at,
+      store: child ? store : 'external',
+      server: child ? 'child process' : 'external',
+      users,
+      turns,
+      think_ms: thinkMs,
+      requests,
+      errors: errorList.length,
+      error_samples: errorList.slice(0, SAMPLES),
+      bookings_completed: bookings,
+      bookings_expected: bookingsExpected,
+      leaks: leaks.length,
+      leak_samples: leaks.slice(0, SAMPLES),
+      probes: probes.probes,
+      probe_failures: probes.failures.length,
+      probe_failure_samples: probes.failures.slice(0, SAMPLES),
+      baseline: baseline.result,
+      load: load.result,
+      p99_ratio: p99Ratio,
+      saturation,
+      throughput: saturation?.turns_per_s ?? null,
+      profile: profFile ? summarizeProfile(profFile) : null,
+      goals: {
+        no_leaks: leaks.length === 0,
+        probes_404: probes.failures.length === 0,
+        p99_ratio_le_1_2: p99Ratio <= 1.2,
+      },
+    };
+    const markdown = toMarkdown(report);
+    if (options.reportPath) {
+      mkdirSync(dirname(options.reportPath), { recursive: true });
+      writeFileSync(options.reportPath, `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(options.reportPath.replace(/(\.json)?$/, '.md'), markdown);
+    }
+    return { report, markdown, users: all };
+  } finally {
+    await child?.close();
+    rmSync(temp, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,30 @@
+/** Latency percentiles (nearest rank) of a list of durations in milliseconds. */
+export interface Latencies {
+  readonly count: number;
+  readonly p50_ms: number;
+  readonly p95_ms: number;
+  readonly p99_ms: number;
+  readonly max_ms: number;
+  readonly mean_ms: number;
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
+}
+
+const round = (ms: number) => Math.round(ms * 100) / 100;
+
+export function latencies(values: readonly number[]): Latencies {
+  const sorted = [...values].sort((a, b) => a - b);
+  const sum = sorted.reduce((total, v) => total + v, 0);
+  return {
+    count: sorted.length,
+    p50_ms: round(percentile(sorted, 50)),
+    p95_ms: round(percentile(sorted, 95)),
+    p99_ms: round(percentile(sorted, 99)),
+    max_ms: round(sorted.at(-1) ?? 0),
+    mean_ms: round(sorted.length === 0 ? 0 : sum / sorted.length),
+  };
+}

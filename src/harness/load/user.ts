@@ -1,0 +1,169 @@
+/**
+ * One simulated user: its own user token and session, then a flight booking over several turns with a
+ * think time between them, every exchange kept for the leak check. Values are unique to the user
+ * (user id, passenger name) or learned from the server (session, task and action ids, booking reference).
+ */
+import { randomInt } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Exchange, jsonOf, request } from './http.js';
+
+export type Phase = 'warmup' | 'baseline' | 'load' | 'saturation';
+
+export interface SimUser {
+  readonly phase: Phase;
+  readonly index: number;
+  readonly userId: string;
+  readonly passengerName: string;
+  readonly inputs: readonly string[];
+  token: string;
+  sessionId: string | null;
+  readonly taskIds: Set<string>;
+  readonly actionIds: Set<string>;
+  /** Booking references, run ids and checkpoint ids seen in this user's answers. */
+  readonly references: Set<string>;
+  readonly exchanges: Exchange[];
+  /** Latency of each turn request, in ms, and when it started (performance.now()). */
+  readonly turns: { readonly ms: number; readonly startedAt: number; readonly endedAt: number }[];
+  readonly errors: string[];
+  booked: boolean;
+}
+
+const CITY_NAMES = ['Beijing', 'Shanghai', 'Guangzhou', 'Shenzhen', 'Chengdu', 'Hangzhou', 'Tokyo', 'Paris'];
+const CABINS = ['economy', 'business', 'first'];
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+export function randomLetters(n: number): string {
+  let out = '';
+  for (let i = 0; i < n; i++) out += LETTERS[randomInt(LETTERS.length)];
+  return out;
+}
+
+/** `Passenger-Qxkzvbtrmw`: letters only, so the rules model takes it whole as a person's name. */
+export function passengerName(): string {
+  const tail = randomLetters(10);
+  return `Passenger-${tail[0]?.toUpperCase()}${tail.slice(1)}`;
+}
+
+function isoDateInDays(days: number): string {
+  return new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** The five booking turns (origin and destination, date, cabin, name, confirm), then status questions. */
+export function bookingInputs(index: number, name: string, turns: number): string[] {
+  const origin = CITY_NAMES[index % CITY_NAMES.length] as string;
+  const destination = CITY_NAMES[(index + 1 + randomInt(CITY_NAMES.length - 1)) % CITY_NAMES.length];
+  const script = [
+    `I want to book a flight from ${origin} to ${destination}`,
+    `on ${isoDateInDays(20 + randomInt(300))}`,
+    `${CABINS[randomInt(CABINS.length)]} class please`,
+    `my name is ${name}`,
+    'yes',
+  ];
+  const inputs = script.slice(0, turns);
+  while (inputs.length < turns) inputs.push('thanks');
+  return inputs;
+}
+
+export function newUser(phase: Phase, index: number, runTag: string, turns: number): SimUser {
+  const name = passengerName();
+  return {
+    phase,
+    index,
+    userId: `lt-${runTag}-${phase}-${randomLetters(8)}`,
+    passengerName: name,
+    inputs: bookingInputs(index, name, turns),
+    token: '',
+    sessionId: null,
+    taskIds: new Set(),
+    actionIds: new Set(),
+    references: new Set(),
+    exchanges: [],
+    turns: [],
+    errors: [],
+    booked: false,
+  };
+}
+
+export interface Target {
+  readonly url: string;
+  readonly apiKey: string;
+}
+
+interface TurnBody {
+  readonly reply?: string;
+  readonly run_id?: string;
+  readonly checkpoint_id?: string | null;
+  readonly tasks?: { id: string; state?: string }[];
+  readonly actions?: { id: string; status?: string; result?: unknown }[];
+}
+
+function learn(user: SimUser, body: TurnBody | null): void {
+  for (const task of body?.tasks ?? []) user.taskIds.add(task.id);
+  for (const action of body?.actions ?? []) user.actionIds.add(action.id);
+  if (body?.run_id) user.references.add(body.run_id);
+  if (body?.checkpoint_id) user.references.add(body.checkpoint_id);
+  const reference = /[Rr]eference (\S+?)\.?$/.exec(body?.reply ?? '')?.[1];
+  if (reference) {
+    user.references.add(reference);
+    user.booked = true;
+  }
+}
+
+function check(user: SimUser, exchange: Exchange, expected: number): boolean {
+  user.exchanges.push(exchange);
+  if (exchange.status === expected) return true;
+  user.errors.push(
+    `${exchange.method} ${exchange.path}: ${exchange.status || exchange.error} ${exchange.body.slice(0, 200)}`,
+  );
+  return false;
+}
+
+/** Mints the user's token and opens its session; false (with an error kept) when either fails. */
+export async function openUser(target: Target, user: SimUser): Promise<boolean> {
+  const minted = await request(target.url, 'POST', '/v1/tokens', {
+    token: target.apiKey,
+    body: { user_id: user.userId, ttl_seconds: 3600 },
+  });
+  if (!check(user, minted, 201)) return false;
+  user.token = jsonOf<{ token: string }>(minted)?.token ?? '';
+  const made = await request(target.url, 'POST', '/v1/sessions', {
+    token: user.token,
+    body: { agent: 'flight_booking' },
+  });
+  if (!check(user, made, 201)) return false;
+  user.sessionId = jsonOf<{ id: string }>(made)?.id ?? null;
+  return user.sessionId !== null;
+}
+
+/** Think time with ±20% jitter, as a person (or a k6 script) would pause between turns. */
+export function thinkTime(thinkMs: number): number {
+  if (thinkMs <= 0) return 0;
+  return Math.round(thinkMs * (0.8 + 0.4 * Math.random()));
+}
+
+export async function runTurns(
+  target: Target,
+  user: SimUser,
+  thinkMs: number,
+  onTurn?: (ms: number, ok: boolean) => void,
+): Promise<void> {
+  if (user.sessionId === null) return;
+  for (const [i, input] of user.inputs.entries()) {
+    if (i > 0 && thinkMs > 0) await sleep(thinkTime(thinkMs));
+    const startedAt = performance.now();
+    const answer = await request(target.url, 'POST', `/v1/sessions/${user.sessionId}/turns`, {
+      token: user.token,
+      body: { input },
+    });
+    const ok = check(user, answer, 200);
+    user.turns.push({ ms: answer.ms, startedAt, endedAt: startedAt + answer.ms });
+    onTurn?.(answer.ms, ok);
+    if (ok) learn(user, jsonOf<TurnBody>(answer));
+  }
+  const listed = await request(target.url, 'GET', `/v1/tasks?session_id=${user.sessionId}`, {
+    token: user.token,
+  });
+  if (check(user, listed, 200)) {
+    for (const task of jsonOf<{ items: { id: string }[] }>(listed)?.items ?? []) user.taskIds.add(task.id);
+  }
+}
