@@ -5,7 +5,17 @@
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { closedError } from '../../core/errors.js';
-import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
+import type {
+  Action,
+  Checkpoint,
+  MemoryItem,
+  Message,
+  Session,
+  SessionStatus,
+  Task,
+  TaskEvent,
+} from '../../core/model.js';
+import { checkRetention } from '../shared/retention.js';
 import {
   type ActionCompletion,
   type ActionQuery,
@@ -24,6 +34,8 @@ import {
   type Page,
   type ReadScope,
   type RequestKeyClaim,
+  type RetentionCutoffs,
+  type RetentionSweep,
   type Scope,
   type SessionPatch,
   type SessionQuery,
@@ -42,6 +54,7 @@ import * as claims from './claims.js';
 import { type Ctx, createTables, type Env, type Tables, Tx } from './db.js';
 import * as items from './items.js';
 import * as messages from './messages.js';
+import * as retention from './retention.js';
 import * as sessions from './sessions.js';
 import * as tasks from './tasks.js';
 import { commitTurn } from './turn.js';
@@ -220,6 +233,14 @@ export class MemoryStore implements StateStore {
       claims.sweepClaims(c);
       return removed;
     });
+  }
+
+  sessionStats(): Promise<Record<SessionStatus, number>> {
+    return this.run((c) => retention.sessionStats(c));
+  }
+
+  sweepRetention(cutoffs: RetentionCutoffs, limit: number): Promise<RetentionSweep> {
+    return this.run((c) => retention.sweepRetention(c, checkRetention(ADAPTER, cutoffs, limit)));
   }
 
   ping(): Promise<boolean> {

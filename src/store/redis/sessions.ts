@@ -7,6 +7,7 @@ import type { NewSession, ReadScope, Scope, SessionPatch } from '../types.js';
 import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, nativeTtlMs, registerTenant, tenantKeys, userKeys } from './scope.js';
+import { countAfterCommit, uncount } from './stats.js';
 import * as v from './validate.js';
 
 const SETTABLE: readonly SessionStatus[] = SESSION_STATUSES.filter((s) => s !== 'expired');
@@ -34,6 +35,7 @@ function putSession(plan: Plan, scope: Scope, session: Session): void {
   plan.write('PEXPIRE', keys.messages(session.id), ttl);
   // The user's session index outlives the last of their sessions by nothing, sweeper or not.
   plan.write('EXTEND', keys.sessions(), ttl);
+  countAfterCommit(plan, session);
 }
 
 /** Reads a live session into the plan; null when missing or expired. */
@@ -232,6 +234,7 @@ export function deleteSession(ctx: Ctx, scope: ReadScope, id: string): Promise<b
         ctx.redis.hdel(tenant.owners(), id),
         ctx.redis.zrem(tenant.sessions(), member),
         ctx.redis.zrem(tenant.sessionExpiry(), member),
+        uncount(ctx, s.tenant_id, s.user_id, id),
       ]),
     );
     return isLive(session, ctx.clock.now());

@@ -9,8 +9,10 @@ import { ADAPTER, mapError } from './client.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
 import type { Ctx } from './plan.js';
+import { sweepRetention } from './retention.js';
 import { listSessions } from './session-list.js';
 import * as sessions from './sessions.js';
+import { sessionStats } from './stats.js';
 import { sweepExpired } from './sweep.js';
 import * as tasks from './tasks.js';
 import { commitTurn } from './turns.js';
@@ -86,6 +88,8 @@ export class RedisStore implements StateStore {
   readonly releaseRequestKey = this.op(claims.releaseRequestKey);
 
   readonly sweepExpired = this.op(sweepExpired);
+  readonly sessionStats = this.op(sessionStats);
+  readonly sweepRetention = this.op(sweepRetention);
 
   async ping(): Promise<boolean> {
     if (this.closed) throw closedError(ADAPTER);

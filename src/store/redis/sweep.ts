@@ -6,6 +6,7 @@
 import { memberId, tenantsKey, unescapeKeyPart } from './keys.js';
 import type { Ctx } from './plan.js';
 import { tenantKeys, userKeys } from './scope.js';
+import { pruneCounts, uncount } from './stats.js';
 import * as v from './validate.js';
 
 async function sweepTenant(ctx: Ctx, tenant: string, limit: number): Promise<number> {
@@ -45,7 +46,7 @@ async function sweepTenant(ctx: Ctx, tenant: string, limit: number): Promise<num
         ),
       );
       if (reply === -1) {
-        await removeHint(member, id);
+        await Promise.all([removeHint(member, id), uncount(ctx, tenant, user, id)]);
         return 1;
       }
       await ctx.redis.zadd(keys.sessionExpiry(), reply, member);
@@ -63,5 +64,6 @@ export async function sweepExpired(ctx: Ctx, limit: number): Promise<number> {
     if (count >= limit) break;
     count += await sweepTenant(ctx, unescapeKeyPart(escaped), limit - count);
   }
+  await pruneCounts(ctx, ctx.clock.now());
   return count;
 }

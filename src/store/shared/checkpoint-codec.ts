@@ -44,10 +44,46 @@ function chainStep(previous: string, elementJson: string): string {
   return `a${digest(`${previous}\n${elementJson}`)}`;
 }
 
-/** Encodes the channels of a new checkpoint against the manifest of the previous one of the same run. */
+/**
+ * What hashing an array channel learned, kept between puts of one run by the caller (optional): the JSON
+ * text of each element and the chain hash after each one. A chain hash is a pure function of the element
+ * texts, so a memo can never be stale: it only spares re-hashing the prefix that the next value shares.
+ */
+export interface ChainMemo {
+  elements: string[];
+  /** chains[i]: the chain hash of the first i elements (chains[0] is the empty chain). */
+  chains: string[];
+}
+
+/** An array channel longer than this (in JSON characters) is not memoized: memory stays bounded. */
+const MEMO_MAX_CHARS = 256 * 1024;
+
+/** Per-channel memos of one run; `encodeChannels` reads and replaces them. */
+export type RunMemo = Map<string, ChainMemo>;
+
+/** The chain hashes of `elementJson`, reusing the longest prefix it shares with `memo`. */
+function chainsOf(elementJson: string[], memo: ChainMemo | undefined): string[] {
+  const chains = [EMPTY_CHAIN];
+  let i = 0;
+  if (memo !== undefined) {
+    const shared = Math.min(memo.elements.length, elementJson.length);
+    while (i < shared && memo.elements[i] === elementJson[i]) {
+      i++;
+      chains.push(memo.chains[i] as string);
+    }
+  }
+  for (; i < elementJson.length; i++) chains.push(chainStep(chains[i] as string, elementJson[i] as string));
+  return chains;
+}
+
+/**
+ * Encodes the channels of a new checkpoint against the manifest of the previous one of the same run.
+ * `memo` (the run's, from earlier calls) spares re-hashing array prefixes already hashed.
+ */
 export function encodeChannels(
   channels: JsonObject,
   previous: Manifest | null,
+  memo?: RunMemo,
 ): { manifest: Manifest; blobs: BlobRow[] } {
   const manifest: Manifest = {};
   const blobs: BlobRow[] = [];
@@ -58,19 +94,22 @@ export function encodeChannels(
       setOwn(manifest, name, { h: hash, d: 0 });
       const prior = previous !== null && Object.hasOwn(previous, name) ? previous[name] : undefined;
       if (prior?.h !== hash) blobs.push({ hash, base: null, data });
+      memo?.delete(name);
       continue;
     }
     const before = previous !== null && Object.hasOwn(previous, name) ? previous[name] : undefined;
     const elementJson = value.map((element) => JSON.stringify(element));
-    let chain = EMPTY_CHAIN;
-    let prefixMatches = false;
-    const baseLength = before?.n ?? -1;
-    for (let i = 0; i < elementJson.length; i++) {
-      if (i === baseLength) prefixMatches = chain === before?.h;
-      chain = chainStep(chain, elementJson[i] as string);
+    const chains = chainsOf(elementJson, memo?.get(name));
+    if (memo !== undefined) {
+      let chars = 0;
+      for (const text of elementJson) chars += text.length;
+      if (chars <= MEMO_MAX_CHARS) memo.set(name, { elements: elementJson, chains });
+      else memo.delete(name);
     }
-    if (baseLength === elementJson.length) prefixMatches = chain === before?.h;
     const n = elementJson.length;
+    const chain = chains[n] as string;
+    const baseLength = before?.n ?? -1;
+    const prefixMatches = baseLength >= 0 && baseLength <= n && chains[baseLength] === before?.h;
     if (before !== undefined && chain === before.h) {
       setOwn(manifest, name, { h: chain, n, d: before.d });
     } else if (before !== undefined && prefixMatches && baseLength > 0 && before.d < MAX_CHAIN_DEPTH) {
@@ -81,12 +120,21 @@ export function encodeChannels(
       blobs.push({ hash: chain, base: null, data: `[${elementJson.join(',')}]` });
     }
   }
+  if (memo !== undefined)
+    for (const name of memo.keys()) if (!Object.hasOwn(channels, name)) memo.delete(name);
   return { manifest, blobs };
 }
 
 /** Every blob hash a manifest needs, given the blobs already known (to walk append chains). */
 export function manifestHashes(manifest: Manifest): string[] {
   return Object.values(manifest).map((ref) => ref.h);
+}
+
+/** A blob a manifest needs was not found: removed (by a prune) between reading a row and its blobs. */
+export class MissingBlobError extends Error {
+  constructor(readonly hash: string) {
+    super(`checkpoint blob ${hash} is missing`);
+  }
 }
 
 /**
@@ -106,7 +154,7 @@ export class ChannelDecoder {
 
   private value(hash: string): JsonValue {
     const blob = this.blobs.get(hash);
-    if (blob === undefined) throw new Error(`checkpoint blob ${hash} is missing`);
+    if (blob === undefined) throw new MissingBlobError(hash);
     if (blob.base === null) {
       let parsed = this.parsed.get(hash);
       if (parsed === undefined) {
@@ -134,4 +182,25 @@ export function missingBases(blobs: ReadonlyMap<string, BlobRow>): string[] {
     if (blob.base !== null && !blobs.has(blob.base)) missing.add(blob.base);
   }
   return [...missing];
+}
+
+/** Memos kept for the runs written most recently in this process. */
+const MEMO_RUNS = 128;
+const memos = new Map<string, RunMemo>();
+
+/**
+ * The memo of one run (`key` names it uniquely, e.g. its tenant, user and run id), most recently used
+ * last; the oldest is dropped past MEMO_RUNS. Safe to share between stores and processes' writes: a memo
+ * only caches pure hashes of element texts, it never decides what the previous checkpoint was.
+ */
+export function runMemo(key: string): RunMemo {
+  let memo = memos.get(key);
+  if (memo === undefined) {
+    memo = new Map();
+    if (memos.size >= MEMO_RUNS) memos.delete(memos.keys().next().value as string);
+  } else {
+    memos.delete(key);
+  }
+  memos.set(key, memo);
+  return memo;
 }

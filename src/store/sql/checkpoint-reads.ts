@@ -8,7 +8,7 @@ import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 export async function selectCheckpointRows(
   q: SqlExecutor,
   scope: ReadScope,
-  filter: { id?: string; run_id?: string; before_ord?: number; limit?: number },
+  filter: { id?: string; run_id?: string; before_ord?: number; before_id?: string; limit?: number },
 ): Promise<SqlRow[]> {
   const where = scopeWhere(scope);
   const conditions = [where.sql];
@@ -24,6 +24,12 @@ export async function selectCheckpointRows(
   if (filter.before_ord !== undefined) {
     conditions.push('ord < ?');
     params.push(filter.before_ord);
+  }
+  if (filter.before_id !== undefined) {
+    // Older than the anchor, found in the same scope and run; a missing anchor matches nothing.
+    const anchor = scopeWhere(scope);
+    conditions.push(`ord < (SELECT ord FROM checkpoints WHERE ${anchor.sql} AND id = ? AND run_id = ?)`);
+    params.push(...anchor.params, filter.before_id, filter.run_id ?? '');
   }
   const limit = filter.limit === undefined ? '' : ' LIMIT ?';
   if (filter.limit !== undefined) params.push(filter.limit);
@@ -51,16 +57,10 @@ export async function listCheckpointPage(
   limit: number,
   before: string | null,
 ): Promise<Page<Checkpoint>> {
-  let before_ord: number | undefined;
-  if (before !== null) {
-    const anchor = await selectCheckpointRows(q, scope, { id: before, run_id });
-    if (anchor[0] === undefined) return { items: [], next_cursor: null };
-    before_ord = Number(anchor[0].ord);
-  }
   const rows = await selectCheckpointRows(q, scope, {
     run_id,
     limit: limit + 1,
-    ...(before_ord === undefined ? {} : { before_ord }),
+    ...(before === null ? {} : { before_id: before }),
   });
   const items = await decodeCheckpoints(q, rows.slice(0, limit));
   const last = items[items.length - 1];

@@ -12,10 +12,12 @@ import {
   encodeChannels,
   type Manifest,
   manifestHashes,
+  runMemo,
 } from '../shared/checkpoint-codec.js';
+import { isPlainJsonObject } from '../shared/checkpoint-json.js';
 import type { NewCheckpoint, Scope } from '../types.js';
 import { conflict, nowIso, type SqlContext } from './context.js';
-import type { SqlExecutor, SqlRow } from './executor.js';
+import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { toJson } from './rows.js';
 
 export const CHECKPOINT_COLUMNS =
@@ -28,7 +30,11 @@ export type CheckedCheckpoint = Omit<Checkpoint, 'id' | 'tenant_id' | 'user_id' 
 export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: string): CheckedCheckpoint {
   const { v } = ctx;
   v.record(input, path);
-  const channels: JsonObject = v.jsonObject(input.channels, 'checkpoint.channels');
+  // The fast check passes what the guard passes; only a refusal runs the guard, for its error and path.
+  // No copy: the channels are serialized inside this call, and the checkpoint returned holds the caller's own.
+  const channels = isPlainJsonObject(input.channels)
+    ? (input.channels as JsonObject)
+    : v.jsonObject(input.channels, 'checkpoint.channels');
   return {
     id: v.optionalId(input.id, 'checkpoint', `${path}.id`),
     run_id: v.name(input.run_id, `${path}.run_id`),
@@ -48,17 +54,29 @@ export async function insertCheckpoint(
   scope: Scope,
   input: CheckedCheckpoint,
 ) {
-  const previous = await tx.get(
-    'SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1',
-    [scope.tenant_id, scope.user_id, input.run_id],
+  // One statement: the previous manifest of the run and whether the caller's id is taken.
+  const found = await tx.get(
+    `SELECT (SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1) AS manifest,
+      (SELECT 1 FROM checkpoints WHERE id = ?) AS taken`,
+    [scope.tenant_id, scope.user_id, input.run_id, input.id ?? ''],
   );
-  const before = previous === undefined ? null : (JSON.parse(String(previous.manifest)) as Manifest);
-  const { manifest, blobs } = encodeChannels(input.channels, before);
-  for (const blob of blobs) {
+  if (input.id !== null && found?.taken !== null && found?.taken !== undefined) {
+    throw conflict(ctx, 'checkpoint', input.id);
+  }
+  const previous = found?.manifest;
+  const before =
+    previous === null || previous === undefined ? null : (JSON.parse(String(previous)) as Manifest);
+  const memo = runMemo(JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]));
+  const { manifest, blobs } = encodeChannels(input.channels, before, memo);
+  if (blobs.length > 0) {
+    const params: SqlParam[] = [];
+    for (const blob of blobs) {
+      params.push(scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data);
+    }
     await tx.run(
-      `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES (?, ?, ?, ?, ?, ?)
+      `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES ${blobs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
         ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
-      [scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data],
+      params,
     );
   }
   const checkpoint: Checkpoint = {
@@ -68,9 +86,6 @@ export async function insertCheckpoint(
     user_id: scope.user_id,
     created_at: nowIso(ctx),
   };
-  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM checkpoints WHERE id = ?', [input.id]))) {
-    throw conflict(ctx, 'checkpoint', input.id);
-  }
   await tx.run(
     `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [

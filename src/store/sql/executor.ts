@@ -41,6 +41,11 @@ export interface SqlDriver {
    * PostgreSQL: pg_advisory_xact_lock), so two processes opening at once never both migrate.
    */
   migrationTransaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Gives space freed by a sweep back, when the database does that on request (SQLite with
+   * auto_vacuum=INCREMENTAL: `PRAGMA incremental_vacuum`); absent otherwise.
+   */
+  reclaim?(): Promise<void>;
   /** True when a statement failed on a unique or primary key constraint. */
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<boolean>;

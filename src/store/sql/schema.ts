@@ -72,5 +72,17 @@ const v1 = (d: SqlDialect): string[] => [
   'CREATE INDEX request_keys_by_expiry ON request_keys (expires_at)',
 ];
 
+/** Indexes of the lifecycle calls: sessionStats counts by (status, expiry); retention finds old records. */
+const v2 = (): string[] => [
+  'CREATE INDEX sessions_by_status_expiry ON sessions (status, expires_at)',
+  'CREATE INDEX tasks_by_updated ON tasks (updated_at)',
+  'CREATE INDEX actions_by_status_updated ON actions (status, updated_at)',
+  'CREATE INDEX checkpoints_by_created ON checkpoints (created_at)',
+  'CREATE INDEX checkpoints_by_task ON checkpoints (tenant_id, task_id)',
+];
+
 /** Append only: a released migration is never edited; a change is a new version. */
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: 'initial schema', statements: v1 }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: 'initial schema', statements: v1 },
+  { version: 2, name: 'lifecycle indexes', statements: v2 },
+];

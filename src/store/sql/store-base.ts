@@ -6,10 +6,12 @@
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
+import { checkRetention } from '../shared/retention.js';
 import * as t from '../types.js';
 import type { SqlContext } from './context.js';
 import * as co from './coordination.js';
 import type { SqlDriver, SqlExecutor } from './executor.js';
+import { countSessions, type DetailedSweep, sweepRetentionRows } from './retention.js';
 import * as s from './sessions.js';
 import { Checks } from './validate.js';
 
@@ -160,7 +162,49 @@ export abstract class SqlStoreBase {
       if (done < batch || removed >= limit) break;
     }
     await this.do('write', check, (tx) => s.sweepOthers(this.ctx, tx));
+    if (removed > 0 && this.driver.reclaim !== undefined) await this.do('read', check, () => this.reclaim());
     return removed;
+  }
+
+  private async reclaim(): Promise<void> {
+    await this.driver.reclaim?.();
+  }
+
+  sessionStats() {
+    return this.do(
+      'snapshot',
+      () => undefined,
+      (q) => countSessions(this.ctx, q),
+    );
+  }
+
+  async sweepRetention(cutoffs: t.RetentionCutoffs, limit: number): Promise<t.RetentionSweep> {
+    const { tasks, actions, checkpoints } = await this.sweepRetentionDetailed(cutoffs, limit);
+    return { tasks, actions, checkpoints };
+  }
+
+  /** sweepRetention, also naming the tasks it deleted. */
+  async sweepRetentionDetailed(cutoffs: t.RetentionCutoffs, limit: number): Promise<DetailedSweep> {
+    const checked = await this.do(
+      'read',
+      () => checkRetention(this.adapter, cutoffs, limit),
+      async (_q, c) => c,
+    );
+    const write = <T>(work: (tx: SqlExecutor) => Promise<T>) =>
+      this.do(
+        'write',
+        () => checked,
+        (tx) => work(tx),
+      );
+    const swept = await sweepRetentionRows(write, checked, this.driver.dialect.claimRows);
+    const total = swept.tasks + swept.actions + swept.checkpoints;
+    if (total > 0 && this.driver.reclaim !== undefined)
+      await this.do(
+        'read',
+        () => checked,
+        () => this.reclaim(),
+      );
+    return swept;
   }
 
   async ping(): Promise<boolean> {

@@ -1,5 +1,7 @@
+import { AgentStateError } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
 import type { Checkpoint } from '../../core/model.js';
+import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import * as t from '../types.js';
 import * as a from './actions.js';
 import { pruneCheckpointRows } from './checkpoint-prune.js';
@@ -180,14 +182,14 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.readScope(scope);
       return this.v.id(id, 'checkpoint', 'checkpoint id');
     };
-    return this.do('snapshot', check, (q) => readCheckpoint(q, scope, { id }));
+    return this.readCheckpoints(check, (q) => readCheckpoint(q, scope, { id }));
   }
   latestCheckpoint(scope: t.ReadScope, run_id: string) {
     const check = () => {
       this.v.readScope(scope);
       return this.v.name(run_id, 'run_id');
     };
-    return this.do('snapshot', check, (q) => readCheckpoint(q, scope, { run_id }));
+    return this.readCheckpoints(check, (q) => readCheckpoint(q, scope, { run_id }));
   }
   listCheckpoints(
     scope: t.ReadScope,
@@ -205,7 +207,20 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
           : this.v.id(query.before, 'checkpoint', 'before');
       return { limit, before };
     };
-    return this.do('snapshot', check, (q, c) => listCheckpointPage(q, scope, run_id, c.limit, c.before));
+    return this.readCheckpoints(check, (q, c) => listCheckpointPage(q, scope, run_id, c.limit, c.before));
+  }
+  /**
+   * Checkpoint reads run as single statements (rows, then their blobs), without a transaction's round
+   * trips. Blobs are only ever removed with the checkpoints that need them, so the one race is a prune
+   * between the two statements: then the read runs again on one snapshot.
+   */
+  private async readCheckpoints<C, T>(check: () => C, work: (q: SqlExecutor, checked: C) => Promise<T>) {
+    try {
+      return await this.do('read', check, work);
+    } catch (error) {
+      if (!(error instanceof AgentStateError && error.cause instanceof MissingBlobError)) throw error;
+      return this.do('snapshot', check, work);
+    }
   }
   pruneCheckpoints(scope: t.ReadScope, run_id: string, keep: number) {
     const check = () => {

@@ -28,6 +28,10 @@ const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRI
 export function openSqliteDriver(path: string, options: SqliteDriverOptions): SqlDriver {
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
+  // Only a database without tables can take auto_vacuum; one made by an older agentstate keeps reusing
+  // its free pages instead (see docs/lifecycle.md).
+  const fresh = (db.prepare('SELECT COUNT(*) AS n FROM sqlite_master').get() as { n: number }).n === 0;
+  if (fresh) db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
   db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
   db.pragma(`synchronous = ${options.synchronous}`);
@@ -71,6 +75,10 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     transaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
     snapshot: (fn) => inTransaction('BEGIN DEFERRED', fn),
     migrationTransaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
+    reclaim: () =>
+      mutex.run(async () => {
+        if (db.pragma('auto_vacuum', { simple: true }) === 2) db.pragma('incremental_vacuum');
+      }),
     isUniqueViolation: (error) => error instanceof Database.SqliteError && UNIQUE_CODES.has(error.code),
     ping: () => mutex.run(() => db.open && db.prepare('SELECT 1').get() !== undefined),
     close: () =>

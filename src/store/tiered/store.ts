@@ -6,6 +6,7 @@
  */
 import { closedError } from '../../core/errors.js';
 import type { Task } from '../../core/model.js';
+import { SqlStoreBase } from '../sql/store-base.js';
 import { checkTaskPatch } from '../sql/tasks.js';
 import type * as t from '../types.js';
 import { ADAPTER, rebrand, type Tier } from './errors.js';
@@ -160,6 +161,26 @@ export class TieredStore implements t.StateStore {
       const removed = await this.redis.sweepExpired(limit);
       await this.run('postgres', () => this.pg.sweepExpired(limit));
       return removed;
+    });
+
+  /** Sessions live in Redis: its per-status counts. */
+  sessionStats: t.StateStore['sessionStats'] = () => this.run('redis', () => this.redis.sessionStats());
+  /** Tasks, actions and checkpoints live in PostgreSQL; the hot copies of deleted tasks become tombstones. */
+  sweepRetention: t.StateStore['sweepRetention'] = (cutoffs, limit) =>
+    this.run('postgres', async () => {
+      if (!(this.pg instanceof SqlStoreBase)) return this.pg.sweepRetention(cutoffs, limit);
+      const swept = await this.pg.sweepRetentionDetailed(cutoffs, limit);
+      // A tombstone at the highest version: no late write-through or read can bring the copy back.
+      await this.run('redis', () =>
+        Promise.all(
+          swept.deleted_tasks.map((task) =>
+            this.deps.hot.hold(task.tenant_id, task.user_id, [
+              { id: task.id, version: Number.MAX_SAFE_INTEGER },
+            ]),
+          ),
+        ),
+      );
+      return { tasks: swept.tasks, actions: swept.actions, checkpoints: swept.checkpoints };
     });
 
   async ping(): Promise<boolean> {
