@@ -59,7 +59,7 @@ export class Journal {
     return value;
   }
 
-  /** Replays a marker if one is next; returns true when it was replayed (the step happened before). */
+  /** The recorded marker of `kind` when one is next (the step happened before), else undefined. */
   replayMarker(kind: string): JsonValue | undefined {
     const entry = this.take(kind);
     return entry === null ? undefined : entry.v;
