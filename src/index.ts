@@ -1,20 +1,9 @@
+export * from './context/index.js';
 export * from './core/clock.js';
 export * from './core/errors.js';
 export * from './core/ids.js';
 export * from './core/json.js';
 export * from './core/model.js';
-export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './store/open.js';
-export * from './store/types.js';
-export { createMemoryStore, MemoryStore } from './store/memory/index.js';
-export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
-export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
-export { instrumentStore } from './observability/instrumented-store.js';
-export * from './context/index.js';
-export * from './memory/index.js';
-export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
-export { DEFAULT_POSTGRES_SCHEMA, openPostgresStore, type PostgresStoreOptions } from './store/postgres/index.js';
-export type { RedisStoreOptions } from './store/redis/index.js';
-export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
 export * from './demo/index.js';
 export {
   type CrashReport,
@@ -22,3 +11,31 @@ export {
   type CrashTestResult,
   runCrashTest,
 } from './harness/crash/index.js';
+export {
+  DEFAULT_LIMITS,
+  type HttpConfig,
+  type HttpConfigInput,
+  type HttpLimits,
+  loadConfig,
+  parseApiKeys,
+  resolveConfig,
+} from './http/config.js';
+export { createRuntimeTurnRunner, type RuntimeSetup } from './http/runtime-runner.js';
+export { createServer, type ServerOptions } from './http/server.js';
+export { installGracefulShutdown } from './http/shutdown.js';
+export type { TurnResponse, TurnRunner } from './http/turn-runner.js';
+export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
+export * from './memory/index.js';
+export { instrumentStore } from './observability/instrumented-store.js';
+export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
+export { createMemoryStore, MemoryStore } from './store/memory/index.js';
+export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './store/open.js';
+export {
+  DEFAULT_POSTGRES_SCHEMA,
+  openPostgresStore,
+  type PostgresStoreOptions,
+} from './store/postgres/index.js';
+export type { RedisStoreOptions } from './store/redis/index.js';
+export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
+export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
+export * from './store/types.js';

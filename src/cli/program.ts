@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerActionCommands } from './commands/actions.js';
 import { registerChatCommands } from './commands/chat.js';
+import { registerHarnessCommands } from './commands/harnesses.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerMaintenanceCommands } from './commands/maintenance.js';
 import { registerServeCommands } from './commands/serve.js';
@@ -24,6 +25,7 @@ export const COMMAND_GROUPS: RegisterCommands[] = [
   registerActionCommands,
   registerInspectCommands,
   registerMaintenanceCommands,
+  registerHarnessCommands,
 ];
 
 /** The version in the package.json above this file (from src/cli or dist/src/cli alike). */

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'payload_too_large'
   | 'rate_limited'
   | 'illegal_transition'
+  | 'upstream_unavailable'
   | 'internal';
 
 export interface AgentStateErrorOptions {

@@ -99,7 +99,6 @@ export function advance(type: TaskType, input: AdvanceInput, context: SlotContex
 
   if (FINAL_TASK_STATES.includes(state)) return done(unchanged, { kind: 'status' });
   if (input.cancel) {
-    // FAILED -> CANCELLED is missing from TASK_TRANSITIONS (reported); a failed task just stays failed.
     if (!canTransition(state, 'CANCELLED')) return done(unchanged, { kind: 'status' });
     go('CANCELLED', 'cancelled by the user');
     return done(unchanged, { kind: 'cancelled' });
