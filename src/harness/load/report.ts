@@ -11,6 +11,8 @@ export interface LoadReport {
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
+  /** CPUs and the 1-minute load average when the run started and ended: figures on a busy machine mislead. */
+  readonly machine: { readonly cpus: number; readonly loadavg_start: number; readonly loadavg_end: number };
   /** Every HTTP request the harness sent (tokens, sessions, turns, task lists, probes). */
   readonly requests: number;
   readonly errors: number;
@@ -52,6 +54,8 @@ export function toMarkdown(report: LoadReport): string {
     '# Isolation under load',
     '',
     `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}), started ${report.started_at}.`,
+    '',
+    `Machine: ${report.machine.cpus} CPUs, load average ${report.machine.loadavg_start} at the start, ${report.machine.loadavg_end} at the end.`,
     '',
     '| goal | result | |',
     '| --- | --- | --- |',

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { findLeaks } from './leaks.js';
 import { type PhaseResult, runPhase } from './phase.js';
@@ -94,6 +94,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     });
   try {
     const started_at = new Date().toISOString();
+    const loadStart = loadavg()[0] ?? 0;
     say(`loadtest: server ${target.url} (${child ? `child pid ${child.pid}, store ${store}` : 'external'})`);
     const all: SimUser[] = [];
     const warmupUsers = options.warmupUsers ?? 3;
@@ -132,6 +133,11 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       users,
       turns,
       think_ms: thinkMs,
+      machine: {
+        cpus: availableParallelism(),
+        loadavg_start: Math.round(loadStart * 100) / 100,
+        loadavg_end: Math.round((loadavg()[0] ?? 0) * 100) / 100,
+      },
       requests,
       errors: errorList.length,
       error_samples: errorList.slice(0, SAMPLES),

@@ -1,0 +1,108 @@
+/**
+ * The isolation load harness end to end, small: 5 users x 5 turns at once over real HTTP against a real
+ * `agentstate serve` child process, on SQLite and on PostgreSQL. Asserts isolation and correctness only
+ * (0 leaks, every probe 404, 0 errors, every booking done), never latency.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type LoadReport, runLoadTest } from '../../src/harness/load/index.js';
+import { dropSchema, randomSchema, schemaUrl } from '../store/postgres-env.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'load-test-'));
+const schema = randomSchema();
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropSchema(schema);
+});
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function expectIsolated(report: LoadReport): void {
+  expect(report.error_samples).toEqual([]);
+  expect(report.errors).toBe(0);
+  expect(report.leak_samples).toEqual([]);
+  expect(report.leaks).toBe(0);
+  expect(report.probe_failure_samples).toEqual([]);
+  expect(report.probe_failures).toBe(0);
+  // 5 users in each of baseline, load and saturation, each with a whole booking
+  expect(report.bookings_expected).toBe(15);
+  expect(report.bookings_completed).toBe(15);
+  // each of 5 users probes 4 others: session, messages, context, task list, and each task and its events
+  expect(report.probes).toBeGreaterThanOrEqual(5 * 4 * 6);
+  for (const phase of [report.baseline, report.load]) {
+    expect(phase.count).toBe(25);
+    expect(phase.p50_ms).toBeGreaterThan(0);
+    expect(phase.p99_ms).toBeGreaterThanOrEqual(phase.p95_ms);
+    expect(phase.p95_ms).toBeGreaterThanOrEqual(phase.p50_ms);
+  }
+  expect(report.baseline.concurrent).toBe(false);
+  expect(report.load.concurrent).toBe(true);
+  expect(report.saturation?.count).toBe(25);
+  expect(report.throughput).toBeGreaterThan(0);
+  expect(report.p99_ratio).toBeGreaterThan(0);
+  expect(report.load.server?.turns).toBe(25);
+}
+
+describe('loadtest', { timeout: 120_000 }, () => {
+  it('SQLite: 5 users x 5 turns at once, no leak, every probe 404, reports written', async () => {
+    const lines: string[] = [];
+    const reportPath = join(dir, 'reports/load.json');
+    let pid = -1;
+    const { report, markdown, users } = await runLoadTest({
+      store: `sqlite:${join(dir, 'load.db')}`,
+      users: 5,
+      turns: 5,
+      thinkMs: 50,
+      warmupUsers: 1,
+      reportPath,
+      onProgress: (line) => {
+        lines.push(line);
+        pid = Number(/child pid (\d+)/.exec(line)?.[1] ?? pid);
+      },
+    });
+    expectIsolated(report);
+    // users of every phase had their own session, and distinct values
+    const measured = users.filter((u) => u.phase !== 'warmup');
+    expect(new Set(measured.map((u) => u.sessionId)).size).toBe(15);
+    expect(new Set(measured.map((u) => u.passengerName)).size).toBe(15);
+    expect(report.requests).toBeGreaterThan(report.probes + 3 * 25);
+    const written = JSON.parse(readFileSync(reportPath, 'utf8')) as LoadReport;
+    expect(written).toMatchObject({ users: 5, turns: 5, leaks: 0, probe_failures: 0, errors: 0 });
+    expect(Object.keys(written)).toEqual(
+      expect.arrayContaining(['requests', 'baseline', 'load', 'p99_ratio', 'throughput']),
+    );
+    expect(readFileSync(join(dir, 'reports/load.md'), 'utf8')).toBe(markdown);
+    expect(markdown).toContain('| 0 leaks');
+    expect(lines.some((l) => l.startsWith('[load] done: 25 turns'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('[probes]'))).toBe(true);
+    expect(pid).toBeGreaterThan(0);
+    expect(pidAlive(pid)).toBe(false);
+  });
+
+  it('PostgreSQL: the same on a fresh schema', async () => {
+    const { report } = await runLoadTest({
+      store: schemaUrl(schema),
+      users: 5,
+      turns: 5,
+      thinkMs: 50,
+      warmupUsers: 0,
+    });
+    expectIsolated(report);
+  });
+
+  it('refuses bad options before starting anything', async () => {
+    await expect(runLoadTest({ users: 1 })).rejects.toThrow('--users');
+    await expect(runLoadTest({ turns: 0 })).rejects.toThrow('--turns');
+    await expect(runLoadTest({ url: 'http://127.0.0.1:1' })).rejects.toThrow('--api-key');
+    expect(existsSync(dir)).toBe(true);
+  });
+});
