@@ -55,10 +55,12 @@ describe('inspector: runs that need a person', () => {
     const page = await openInspector(browser, server, server.key);
     await openById(page, session.id);
     const timeline = page.getByTestId('timeline');
-    const stuck = timeline.locator('li[data-kind="action"]', { hasText: 'deploy.run_tests' });
+    const begun = timeline.locator('li[data-kind="action"][data-phase="begin"]');
+    const stuck = begun.filter({ hasText: 'deploy.run_tests' });
     await stuck.getByText('PENDING').waitFor();
     await timeline.locator('li[data-kind="checkpoint"]', { hasText: 'before deploy.run_tests' }).waitFor();
-    expect(await timeline.locator('li[data-kind="action"]', { hasText: 'SUCCESS' }).count()).toBe(2);
+    expect(await begun.count()).toBe(3);
+    expect(await timeline.locator('li[data-kind="action"][data-phase="end"]').count()).toBe(2);
     await tasksPanel(page).locator('svg[data-state="EXECUTING"]').waitFor();
     await screenshot(page, 'deploy-crashed');
 
@@ -134,6 +136,11 @@ describe('inspector: runs that need a person', () => {
       .getByText(/^Deployed flaky-api latest to staging/)
       .waitFor();
     await tasksPanel(page).locator('svg[data-state="DONE"]').waitFor();
+    await page
+      .getByTestId('timeline')
+      .locator('li[data-kind="action"][data-phase="end"]', { hasText: 'deploy.build' })
+      .getByText('found the artifact on the build server')
+      .waitFor();
     const [task] = (await apiCall<{ items: Task[] }>(server, 'GET', `/v1/tasks?session_id=${session.id}`))
       .items;
     expect(task?.state).toBe('DONE');

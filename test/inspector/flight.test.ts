@@ -86,7 +86,7 @@ describe('inspector: chat and task state', () => {
 
     const timeline = page.getByTestId('timeline');
     await timeline
-      .locator('li[data-kind="action"]', { hasText: 'airline.book' })
+      .locator('li[data-kind="action"][data-phase="end"]', { hasText: 'airline.book' })
       .getByText('SUCCESS')
       .waitFor();
     expect(await timeline.locator('li[data-kind="event"]').count()).toBe(events.length);

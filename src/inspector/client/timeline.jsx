@@ -16,14 +16,20 @@ const KINDS = [
 
 function rank(entry) {
   if (entry.kind === 'message') return entry.item.role === 'user' ? 0 : 4;
-  return { event: 1, action: 2, checkpoint: 3 }[entry.kind];
+  if (entry.kind === 'action') return entry.phase === 'begin' ? 2 : 2.5;
+  return { event: 1, checkpoint: 3 }[entry.kind];
 }
 
 export function buildTimeline({ messages, tasks, checkpoints }) {
   const entries = messages.map((item) => ({ kind: 'message', at: item.created_at, item }));
   for (const { task, events, actions } of tasks) {
     for (const item of events) entries.push({ kind: 'event', at: item.at, item, task });
-    for (const item of actions) entries.push({ kind: 'action', at: item.created_at, item, task });
+    for (const item of actions) {
+      entries.push({ kind: 'action', phase: 'begin', at: item.created_at, item, task });
+      // Its outcome, when it has one: completed (SUCCESS, FAILED, or resolved by a person) or found UNKNOWN.
+      const ended = item.completed_at ?? (item.status === 'UNKNOWN' ? item.updated_at : null);
+      if (ended !== null) entries.push({ kind: 'action', phase: 'end', at: ended, item, task });
+    }
   }
   for (const item of checkpoints) entries.push({ kind: 'checkpoint', at: item.created_at, item });
   return entries.sort((a, b) => a.at.localeCompare(b.at) || rank(a) - rank(b));
@@ -47,12 +53,19 @@ function Entry({ entry }) {
         </>
       );
     case 'action':
-      return (
+      return entry.phase === 'begin' ? (
         <>
-          action <strong>{item.tool ?? item.type}</strong> <Badge value={item.status} />{' '}
-          <span class="muted">
-            attempts {item.attempts} · key <span class="mono">{short(item.idempotency_key, 24)}</span>
-          </span>
+          action <strong>{item.tool ?? item.type}</strong> recorded, key{' '}
+          <span class="mono" title={item.idempotency_key}>
+            {short(item.idempotency_key, 24)}
+          </span>{' '}
+          <span class="muted">now</span> <Badge value={item.status} />
+        </>
+      ) : (
+        <>
+          action <strong>{item.tool ?? item.type}</strong> → <Badge value={item.status} />{' '}
+          <span class="muted">after {item.attempts} attempt(s)</span>
+          {item.error ? <span class="bad"> {item.error.message}</span> : null}
           {item.note ? <div class="note">{item.note}</div> : null}
         </>
       );
@@ -86,9 +99,10 @@ export function Timeline({ entries }) {
       <ol class="timeline" data-testid="timeline">
         {visible.map((entry) => (
           <li
-            key={`${entry.kind}-${entry.item.id}`}
+            key={`${entry.kind}-${entry.phase ?? ''}-${entry.item.id}`}
             class={`tl tl-${entry.kind}${entry.kind === 'action' ? ` tl-${entry.item.status.toLowerCase()}` : ''}`}
             data-kind={entry.kind}
+            data-phase={entry.phase}
           >
             <time class="mono" datetime={entry.at}>
               {clock(entry.at)}
