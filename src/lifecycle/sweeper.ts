@@ -1,27 +1,46 @@
 /**
- * The sweeper: removes expired sessions and their messages in batches, on an interval, in every server
- * process. Expired sessions are already invisible to every read; sweeping reclaims their storage. Several
- * processes may sweep one store at once: each batch is the adapter's atomic delete, so nothing is deleted twice.
+ * The sweeper, on an interval in every server process: removes expired sessions and their messages in
+ * batches, then what the retention policy no longer keeps (old tasks, finished actions, checkpoints), then
+ * sets the active-sessions gauge from the store's counts. Expired sessions are already invisible to every
+ * read; sweeping reclaims their storage. Several processes may sweep one store at once: each batch is the
+ * adapter's atomic delete, so nothing is deleted twice.
  */
+import { type Clock, systemClock } from '../core/clock.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
-import type { StateStore } from '../store/types.js';
+import type { RetentionSweep, StateStore } from '../store/types.js';
+import { refreshSessionGauge } from './gauge.js';
+import { type RetentionPolicy, retentionCutoffs, sweepRetentionOnce } from './retention.js';
 
 export interface SweeperOptions {
   readonly store: StateStore;
   /** Time between sweeps. Default 30 s. */
   readonly intervalMs?: number;
-  /** Sessions deleted per store call; small batches keep locks short. Default 500. */
+  /** Records deleted per store call; small batches keep locks short. Default 500. */
   readonly batchSize?: number;
-  /** Upper bound of sessions one sweep deletes before it yields to the next interval. Default 100 000. */
+  /** Upper bound of sessions (and of records of each retained kind) one sweep deletes. Default 100 000. */
   readonly maxPerSweep?: number;
+  /** How long tasks, actions and checkpoints are kept (default 30 days each); false: never delete them. */
+  readonly retention?: RetentionPolicy | false;
+  /** The time retention cutoffs are computed from. Default: the system clock. */
+  readonly clock?: Clock;
+  /** Gets `agentstate_sessions_active{status}` set after every sweep, and the sweep counters. */
   readonly metrics?: AgentStateMetrics;
   /** Called when a sweep fails; the sweeper keeps running. */
   readonly onError?: (error: unknown) => void;
 }
 
+export interface SweepReport {
+  /** Expired sessions deleted. */
+  readonly sessions: number;
+  /** Records deleted by retention (zeros when retention is off or failed). */
+  readonly retention: RetentionSweep;
+}
+
 export interface Sweeper {
   /** Sweeps until nothing expired is left (or maxPerSweep); returns how many sessions were deleted. */
   sweepNow(): Promise<number>;
+  /** Like sweepNow, with what retention deleted too. */
+  runNow(): Promise<SweepReport>;
   /** Stops the interval and waits for a sweep in progress. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -29,6 +48,7 @@ export interface Sweeper {
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 export const DEFAULT_SWEEP_BATCH = 500;
 
+const NOTHING: RetentionSweep = { tasks: 0, actions: 0, checkpoints: 0 };
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function sweepOnce(
@@ -50,20 +70,40 @@ export function startSweeper(options: SweeperOptions): Sweeper {
   const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   const batchSize = options.batchSize ?? DEFAULT_SWEEP_BATCH;
   const maxPerSweep = options.maxPerSweep ?? 100_000;
-  let running: Promise<number> | null = null;
+  const clock = options.clock ?? systemClock;
+  const policy = options.retention ?? {};
+  // Checked now, so a bad policy fails at start rather than at every sweep.
+  if (policy !== false) retentionCutoffs(policy, clock.now());
+  const { store, metrics } = options;
+  let running: Promise<SweepReport> | null = null;
   let stopped = false;
 
-  const sweepNow = (): Promise<number> => {
+  const runNow = (): Promise<SweepReport> => {
     if (running !== null) return running;
     running = (async () => {
+      let failed = false;
+      const attempt = async <T>(work: () => Promise<T>, fallback: T): Promise<T> => {
+        try {
+          return await work();
+        } catch (error) {
+          failed = true;
+          options.onError?.(error);
+          return fallback;
+        }
+      };
       try {
-        const deleted = await sweepOnce(options.store, batchSize, maxPerSweep);
-        options.metrics?.sweeperRuns.inc({ outcome: 'ok' });
-        return deleted;
-      } catch (error) {
-        options.metrics?.sweeperRuns.inc({ outcome: 'error' });
-        options.onError?.(error);
-        return 0;
+        const sessions = await attempt(() => sweepOnce(store, batchSize, maxPerSweep), 0);
+        const retention =
+          policy === false
+            ? NOTHING
+            : await attempt(
+                () =>
+                  sweepRetentionOnce(store, retentionCutoffs(policy, clock.now()), batchSize, maxPerSweep),
+                NOTHING,
+              );
+        if (metrics !== undefined) await attempt(() => refreshSessionGauge(store, metrics), undefined);
+        metrics?.sweeperRuns.inc({ outcome: failed ? 'error' : 'ok' });
+        return { sessions, retention };
       } finally {
         running = null;
       }
@@ -75,14 +115,15 @@ export function startSweeper(options: SweeperOptions): Sweeper {
   const schedule = (delay: number): NodeJS.Timeout =>
     setTimeout(() => {
       if (stopped) return;
-      void sweepNow().finally(() => {
+      void runNow().finally(() => {
         if (!stopped) timer = schedule(intervalMs);
       });
     }, delay).unref();
   let timer = schedule(Math.floor(Math.random() * Math.min(intervalMs, 5_000)));
 
   return {
-    sweepNow,
+    sweepNow: async () => (await runNow()).sessions,
+    runNow,
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -65,3 +65,41 @@ describe('sweeper', () => {
     expect(String(errors[0])).toContain('closed');
   });
 });
+
+describe('sweeper: retention and the active-sessions gauge', () => {
+  it('deletes what the policy no longer keeps and sets the gauge from the store counts', async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));
+    const metrics = createMetrics({ processMetrics: false });
+    const store = instrumentStore(createMemoryStore({ clock }), metrics);
+    const old = await store.createTask(scope, { type: 'old' });
+    await store.putCheckpoint(scope, { run_id: 'r-old', task_id: old.id, step: 0, channels: {} });
+    clock.advance(40 * 86_400_000);
+    const fresh = await store.createTask(scope, { type: 'fresh' });
+    await store.createSession(scope, { ttl_seconds: 600 });
+    await store.createSession(scope, { ttl_seconds: 600, status: 'waiting_for_user' });
+    const sweeper = startSweeper({ store, clock, metrics, intervalMs: 60_000, retention: { taskDays: 30 } });
+    const report = await sweeper.runNow();
+    await sweeper.stop();
+    expect(report.retention).toEqual({ tasks: 1, actions: 0, checkpoints: 1 });
+    expect(await store.getTask(scope, old.id)).toBeNull();
+    expect(await store.getTask(scope, fresh.id)).not.toBeNull();
+    const gauge = (await metrics.sessionsActive.get()).values;
+    expect(gauge.find((v) => v.labels.status === 'active')?.value).toBe(1);
+    expect(gauge.find((v) => v.labels.status === 'waiting_for_user')?.value).toBe(1);
+    expect(gauge.find((v) => v.labels.status === 'ended')?.value).toBe(0);
+    await store.close();
+  });
+
+  it('retention false keeps everything; a bad policy fails at start', async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));
+    const store = createMemoryStore({ clock });
+    const old = await store.createTask(scope, { type: 'old' });
+    clock.advance(400 * 86_400_000);
+    const sweeper = startSweeper({ store, clock, retention: false, intervalMs: 60_000 });
+    expect((await sweeper.runNow()).retention).toEqual({ tasks: 0, actions: 0, checkpoints: 0 });
+    await sweeper.stop();
+    expect(await store.getTask(scope, old.id)).not.toBeNull();
+    expect(() => startSweeper({ store, retention: { actionDays: 0 } })).toThrow(/actionDays/);
+    await store.close();
+  });
+});
