@@ -85,7 +85,7 @@ function App() {
     </a>
   );
   let view;
-  if (route.view === 'sessions' && route.id) view = <SessionView id={route.id} key={route.id} who={who} />;
+  if (route.view === 'sessions' && route.id) view = <SessionView id={route.id} key={route.id} />;
   else if (route.view === 'tasks' && route.id) view = <TaskView id={route.id} key={route.id} />;
   else if (route.view === 'attention') view = <AttentionView />;
   else view = <SessionsView who={who} />;
@@ -116,7 +116,10 @@ function App() {
         </div>
       </header>
       <main id="main">{view}</main>
-      <footer class="foot">Refreshes every {POLL_MS / 1000} s from the public API (/v1).</footer>
+      <footer class="foot">
+        Refreshes every {POLL_MS / 1000} s from the public API (/v1) · <a href="/docs">API docs</a> ·{' '}
+        <a href="/metrics">metrics</a>
+      </footer>
     </>
   );
 }

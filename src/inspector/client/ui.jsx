@@ -27,6 +27,7 @@ export function ErrorNote({ error }) {
     <p class="error" role="alert">
       {error.status ? `${error.status} ${error.code}: ` : ''}
       {error.message}
+      {error.status === 401 ? ' Use "Change token" at the top to enter another one.' : ''}
     </p>
   );
 }
