@@ -39,3 +39,6 @@ export type { RedisStoreOptions } from './store/redis/index.js';
 export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
 export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
 export * from './store/types.js';
+export * from './runtime/index.js';
+export * from './models/index.js';
+export * from './agents/index.js';

@@ -19,9 +19,9 @@ export {
   describeTask,
   describeTaskGeneric,
   describeTasks,
-  missingSlots,
-  nextStep,
-  type TaskTypeInfo,
+  missingSlots as missingTaskSlots,
+  nextStep as describeNextStep,
+  type TaskTypeInfo as ContextTaskTypeInfo,
   type TaskTypes,
   taskTypesFrom,
 } from './describe.js';
