@@ -111,12 +111,12 @@ export function encodeChannels(
     const baseLength = before?.n ?? -1;
     const prefixMatches = baseLength >= 0 && baseLength <= n && chains[baseLength] === before?.h;
     if (before !== undefined && chain === before.h) {
-      setOwn(manifest, name, { h: chain, n, d: before.d });
+      setOwn<ChannelRef>(manifest, name, { h: chain, n, d: before.d });
     } else if (before !== undefined && prefixMatches && baseLength > 0 && before.d < MAX_CHAIN_DEPTH) {
-      setOwn(manifest, name, { h: chain, n, d: before.d + 1 });
+      setOwn<ChannelRef>(manifest, name, { h: chain, n, d: before.d + 1 });
       blobs.push({ hash: chain, base: before.h, data: `[${elementJson.slice(baseLength).join(',')}]` });
     } else {
-      setOwn(manifest, name, { h: chain, n, d: 0 });
+      setOwn<ChannelRef>(manifest, name, { h: chain, n, d: 0 });
       blobs.push({ hash: chain, base: null, data: `[${elementJson.join(',')}]` });
     }
   }
