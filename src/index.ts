@@ -1,3 +1,4 @@
+export * from './agents/index.js';
 export * from './context/index.js';
 export * from './core/clock.js';
 export * from './core/errors.js';
@@ -26,8 +27,10 @@ export { installGracefulShutdown } from './http/shutdown.js';
 export type { TurnResponse, TurnRunner } from './http/turn-runner.js';
 export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
 export * from './memory/index.js';
+export * from './models/index.js';
 export { instrumentStore } from './observability/instrumented-store.js';
 export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
+export * from './runtime/index.js';
 export { createMemoryStore, MemoryStore } from './store/memory/index.js';
 export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './store/open.js';
 export {
@@ -39,6 +42,3 @@ export type { RedisStoreOptions } from './store/redis/index.js';
 export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
 export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
 export * from './store/types.js';
-export * from './runtime/index.js';
-export * from './models/index.js';
-export * from './agents/index.js';

@@ -18,6 +18,7 @@ export const STATUS_OF_CODE: Readonly<Record<ErrorCode | 'not_implemented', numb
   rate_limited: 429,
   internal: 500,
   not_implemented: 501,
+  upstream_unavailable: 502,
   store_unavailable: 503,
   closed: 503,
 };

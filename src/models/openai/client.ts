@@ -42,7 +42,7 @@ function modelError(
   details: Record<string, unknown> = {},
   cause?: unknown,
 ): AgentStateError {
-  return new AgentStateError('internal', `[openai] ${message}`, {
+  return new AgentStateError('upstream_unavailable', `[openai] ${message}`, {
     details: { source: 'model', ...details },
     cause,
   });

@@ -104,7 +104,7 @@ const CITY_CODES = Object.entries(CITIES)
 
 function invalidAnswer(what: string, error: z.ZodError): AgentStateError {
   return new AgentStateError(
-    'internal',
+    'upstream_unavailable',
     `[openai] the ${what} answer does not match its schema: ${error.issues[0]?.message ?? ''}`,
     {
       details: { source: 'model', issues: error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) },
