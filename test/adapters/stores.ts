@@ -1,7 +1,8 @@
 /**
  * The real stores the adapter tests run against, each opened by URL through `openStore` (as a user would):
  * `memory:`, `sqlite:` (a file in a fresh temp dir), PostgreSQL (a fresh schema, dropped afterwards) and
- * Redis (a fresh key prefix, its keys removed afterwards). Tests take fresh tenant and user ids on top.
+ * Redis (a fresh key prefix, its keys removed afterwards) and the tiered store (both of those at once).
+ * Tests take fresh tenant and user ids on top.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ export const POSTGRES_URL =
   process.env.AGENTSTATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const REDIS_URL = process.env.AGENTSTATE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-export type StoreName = 'memory' | 'sqlite' | 'postgres' | 'redis';
+export type StoreName = 'memory' | 'sqlite' | 'postgres' | 'redis' | 'tiered';
 
 export interface OpenedStore {
   readonly store: StateStore;
@@ -89,6 +90,26 @@ export async function openTestStore(name: StoreName): Promise<OpenedStore> {
         url,
         async cleanup() {
           await store.close();
+          await dropSchema(schema);
+        },
+      };
+    }
+    case 'tiered': {
+      const schema = `adapters_${suffix()}`;
+      const prefix = `adapters_${suffix()}`;
+      const durable = new URL(POSTGRES_URL);
+      durable.searchParams.set('schema', schema);
+      const parsed = new URL(REDIS_URL);
+      parsed.searchParams.set('prefix', prefix);
+      parsed.searchParams.set('durable', durable.toString());
+      const url = parsed.toString();
+      const store = await openStore(url);
+      return {
+        store,
+        url,
+        async cleanup() {
+          await store.close();
+          await removePrefix(prefix);
           await dropSchema(schema);
         },
       };

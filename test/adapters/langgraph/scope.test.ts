@@ -39,7 +39,7 @@ async function all(saver: AgentStateSaver, config: RunnableConfig) {
   return out;
 }
 
-describe.each<StoreName>(['memory', 'sqlite', 'postgres', 'redis'])(
+describe.each<StoreName>(['memory', 'sqlite', 'postgres', 'redis', 'tiered'])(
   'AgentStateSaver scope over %s',
   (name) => {
     let opened: OpenedStore;

@@ -13,7 +13,7 @@ import { type FakeOpenAI, startFakeOpenAI } from './fake-openai.js';
 
 setTracingDisabled(true);
 
-const STORES: StoreName[] = ['memory', 'sqlite', 'postgres', 'redis'];
+const STORES: StoreName[] = ['memory', 'sqlite', 'postgres', 'redis', 'tiered'];
 
 describe.each(STORES)('AgentStateSession over %s', (name) => {
   let opened: OpenedStore;

@@ -1,0 +1,3 @@
+import { validateOver } from './validation.js';
+
+validateOver('tiered');
