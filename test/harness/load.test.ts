@@ -7,7 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type LoadReport, runLoadTest } from '../../src/harness/load/index.js';
+import { buildProgram } from '../../src/cli/program.js';
+import { type LoadReport, registerLoadCommands, runLoadTest } from '../../src/harness/load/index.js';
 import { dropSchema, randomSchema, schemaUrl } from '../store/postgres-env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'load-test-'));
@@ -97,6 +98,24 @@ describe('loadtest', { timeout: 120_000 }, () => {
       warmupUsers: 0,
     });
     expectIsolated(report);
+  });
+
+  it('`agentstate loadtest` runs from commander and writes its report', async () => {
+    const reportPath = join(dir, 'cli/load.json');
+    const program = buildProgram([registerLoadCommands]).exitOverride();
+    const argv = ['--users', '2', '--turns', '2', '--think-ms', '0', '--warmup', '0', '--report', reportPath];
+    await program.parseAsync(['node', 'agentstate', 'loadtest', ...argv]);
+    const report = JSON.parse(readFileSync(reportPath, 'utf8')) as LoadReport;
+    expect(report).toMatchObject({ users: 2, turns: 2, think_ms: 0, leaks: 0, probe_failures: 0, errors: 0 });
+    // with no think time the load phase is the saturation phase
+    expect(report.saturation).toEqual(report.load);
+    expect(report.throughput).toBe(report.load.turns_per_s);
+    expect(process.exitCode ?? 0).toBe(0);
+    await expect(
+      buildProgram([registerLoadCommands])
+        .exitOverride()
+        .parseAsync(['node', 'agentstate', 'loadtest', '--users', 'many']),
+    ).rejects.toThrow('--users must be an integer');
   });
 
   it('refuses bad options before starting anything', async () => {

@@ -1,4 +1,7 @@
-/** The hottest functions of a V8 `.cpuprofile` (written by `node --cpu-prof`), by self time. */
+/**
+ * The hottest functions of a V8 `.cpuprofile` (written by `node --cpu-prof`), by self time; `percent` is of
+ * the busy time (idle samples left out).
+ */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
@@ -23,7 +26,7 @@ export function summarizeProfile(file: string, top = 20): ProfileEntry[] {
   profile.samples.forEach((id, i) => {
     const delta = profile.timeDeltas[i] ?? 0;
     const frame = frameOf.get(id);
-    if (frame === undefined) return;
+    if (frame === undefined || frame.functionName === '(idle)') return;
     const url = frame.url.startsWith('file://')
       ? relative(process.cwd(), new URL(frame.url).pathname)
       : frame.url;
@@ -45,10 +48,14 @@ export function summarizeProfile(file: string, top = 20): ProfileEntry[] {
     });
 }
 
-/** The newest `.cpuprofile` in a folder, or null. */
+/**
+ * The main thread's profile of the newest process in a folder, or null. Node names them
+ * `CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile`; thread 0 is the main thread (tsx's loader runs in
+ * a worker thread that writes a profile of its own).
+ */
 export function newestProfile(dir: string): string | null {
   const files = readdirSync(dir)
-    .filter((f) => f.endsWith('.cpuprofile'))
+    .filter((f) => /\.0\.\d+\.cpuprofile$/.test(f))
     .sort();
   const last = files.at(-1);
   return last === undefined ? null : join(dir, last);

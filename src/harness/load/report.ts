@@ -42,7 +42,7 @@ export interface LoadReport {
 
 function row(name: string, r: PhaseResult | null): string {
   if (r === null) return `| ${name} | - | - | - | - | - | - | - |`;
-  const server = r.server ? `${r.server.mean_ms} / ~${r.server.p99_ms}` : 'n/a';
+  const server = r.server ? `${r.server.mean_ms} / <= ${r.server.p99_le_ms}` : 'n/a';
   const who = r.concurrent ? `${r.users} at once` : `${r.users}, one at a time`;
   return `| ${name} | ${who}, think ${r.think_ms} ms | ${r.count} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.turns_per_s} | ${server} |`;
 }
@@ -65,15 +65,17 @@ export function toMarkdown(report: LoadReport): string {
     '',
     `Requests: ${report.requests}, errors: ${report.errors}, bookings completed: ${report.bookings_completed} of ${report.bookings_expected}.`,
     '',
-    '| phase | users | turns | p50 ms | p95 ms | p99 ms | turns/s | server mean / p99 ms |',
+    '| phase | users | turns | p50 ms | p95 ms | p99 ms | turns/s | server mean / p99 ms (bucket) |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     row('baseline', report.baseline),
     row('load', report.load),
     row('saturation', report.saturation),
     '',
     'Latency is one turn request, measured by the client from sending to the last byte of the answer.',
-    '"server" is the runtime\'s own turn timing from its Prometheus histogram (p99 estimated from buckets);',
-    'the difference to the client figure is time spent queueing in the server and in HTTP.',
+    '"server" is the server\'s own handling time of the turn requests (Fastify\'s elapsed time, from its',
+    'Prometheus histogram; p99 as the upper bound of its bucket). Client time beyond it was spent before the',
+    'server read the request (accept, event-loop queueing) or on the wire; server time beyond the CPU a turn',
+    'costs was spent waiting (for the event loop between awaits, a store connection, the store itself).',
   ];
   if (report.error_samples.length > 0) {
     lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));

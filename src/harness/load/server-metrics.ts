@@ -14,9 +14,9 @@ export interface Histogram {
 export interface ServerTiming {
   readonly turns: number;
   readonly mean_ms: number;
-  /** Estimated from the histogram buckets (linear inside a bucket): coarse, but server-side. */
-  readonly p50_ms: number;
-  readonly p99_ms: number;
+  /** Upper bound of the histogram bucket holding the median / the 99th percentile: "at most this". */
+  readonly p50_le_ms: number;
+  readonly p99_le_ms: number;
 }
 
 const METRIC = 'agentstate_http_request_duration_seconds';
@@ -49,21 +49,11 @@ export async function readHistogram(url: string): Promise<Histogram | null> {
   }
 }
 
-function quantile(bounds: [number, number][], total: number, q: number): number {
+/** The upper bound (ms) of the bucket holding rank q; Infinity past the last finite bucket. */
+function bucketBound(bounds: [number, number][], total: number, q: number): number {
   const rank = q * total;
-  let lower = 0;
-  let below = 0;
-  for (const [bound, cumulative] of bounds) {
-    if (cumulative >= rank) {
-      if (!Number.isFinite(bound)) return lower * 1000;
-      const inBucket = cumulative - below;
-      const fraction = inBucket === 0 ? 1 : (rank - below) / inBucket;
-      return (lower + (bound - lower) * fraction) * 1000;
-    }
-    lower = bound;
-    below = cumulative;
-  }
-  return lower * 1000;
+  for (const [bound, cumulative] of bounds) if (cumulative >= rank) return bound * 1000;
+  return Number.POSITIVE_INFINITY;
 }
 
 /** The turns between two readings of the histogram. */
@@ -78,7 +68,7 @@ export function timingBetween(before: Histogram | null, after: Histogram | null)
   return {
     turns,
     mean_ms: round(((after.sum - before.sum) / turns) * 1000),
-    p50_ms: round(quantile(bounds, turns, 0.5)),
-    p99_ms: round(quantile(bounds, turns, 0.99)),
+    p50_le_ms: round(bucketBound(bounds, turns, 0.5)),
+    p99_le_ms: round(bucketBound(bounds, turns, 0.99)),
   };
 }
