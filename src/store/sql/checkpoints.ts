@@ -48,11 +48,18 @@ export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: 
   };
 }
 
+/**
+ * Stores a checkpoint: inside the caller's transaction, or with `oneStatement` (PostgreSQL, outside a
+ * transaction) as one statement that writes its blobs and its row together, so a put is two round trips.
+ * Either way the previous manifest only chooses what to store as an append: a manifest written against
+ * an older one is still whole, since every blob it names is stored before or with it.
+ */
 export async function insertCheckpoint(
   ctx: SqlContext,
   tx: SqlExecutor,
   scope: Scope,
   input: CheckedCheckpoint,
+  oneStatement = false,
 ) {
   // One statement: the previous manifest of the run and whether the caller's id is taken.
   const found = await tx.get(
@@ -68,17 +75,13 @@ export async function insertCheckpoint(
     previous === null || previous === undefined ? null : (JSON.parse(String(previous)) as Manifest);
   const memo = runMemo(JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]));
   const { manifest, blobs } = encodeChannels(input.channels, before, memo);
-  if (blobs.length > 0) {
-    const params: SqlParam[] = [];
-    for (const blob of blobs) {
-      params.push(scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data);
-    }
-    await tx.run(
-      `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES ${blobs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
-        ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
-      params,
-    );
+  const blobParams: SqlParam[] = [];
+  for (const blob of blobs) {
+    blobParams.push(scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data);
   }
+  const insertBlobs = `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES ${blobs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+    ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`;
+  if (blobs.length > 0 && !oneStatement) await tx.run(insertBlobs, blobParams);
   const checkpoint: Checkpoint = {
     ...input,
     id: input.id ?? newId('checkpoint', ctx.random),
@@ -86,23 +89,27 @@ export async function insertCheckpoint(
     user_id: scope.user_id,
     created_at: nowIso(ctx),
   };
-  await tx.run(
-    `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [
-      checkpoint.id,
-      checkpoint.tenant_id,
-      checkpoint.user_id,
-      checkpoint.run_id,
-      checkpoint.session_id,
-      checkpoint.task_id,
-      checkpoint.step,
-      checkpoint.parent_id,
-      checkpoint.label,
-      JSON.stringify(manifest),
-      toJson(checkpoint.metadata),
-      checkpoint.created_at,
-    ],
-  );
+  const row: SqlParam[] = [
+    checkpoint.id,
+    checkpoint.tenant_id,
+    checkpoint.user_id,
+    checkpoint.run_id,
+    checkpoint.session_id,
+    checkpoint.task_id,
+    checkpoint.step,
+    checkpoint.parent_id,
+    checkpoint.label,
+    JSON.stringify(manifest),
+    toJson(checkpoint.metadata),
+    checkpoint.created_at,
+  ];
+  const insertRow = `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  if (blobs.length > 0 && oneStatement) {
+    // A data-modifying WITH runs whether or not the main statement reads it: both inserts or neither.
+    await tx.run(`WITH blobs AS (${insertBlobs}) ${insertRow}`, [...blobParams, ...row]);
+  } else {
+    await tx.run(insertRow, row);
+  }
   return checkpoint;
 }
 

@@ -54,13 +54,14 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   const mutex = new Mutex();
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
     mutex.run(async () => {
-      db.exec(begin);
+      // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
+      prepared(begin).run();
       try {
         const result = await fn(direct);
-        db.exec('COMMIT');
+        prepared('COMMIT').run();
         return result;
       } catch (error) {
-        if (db.inTransaction) db.exec('ROLLBACK');
+        if (db.inTransaction) prepared('ROLLBACK').run();
         throw error;
       }
     });
