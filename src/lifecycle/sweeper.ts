@@ -27,6 +27,8 @@ export interface SweeperOptions {
   readonly metrics?: AgentStateMetrics;
   /** Called when a sweep fails; the sweeper keeps running. */
   readonly onError?: (error: unknown) => void;
+  /** Called after every sweep with what it deleted. */
+  readonly onSweep?: (report: SweepReport) => void;
 }
 
 export interface SweepReport {
@@ -103,7 +105,9 @@ export function startSweeper(options: SweeperOptions): Sweeper {
               );
         if (metrics !== undefined) await attempt(() => refreshSessionGauge(store, metrics), undefined);
         metrics?.sweeperRuns.inc({ outcome: failed ? 'error' : 'ok' });
-        return { sessions, retention };
+        const report = { sessions, retention };
+        options.onSweep?.(report);
+        return report;
       } finally {
         running = null;
       }

@@ -243,6 +243,21 @@ export class MemoryStore implements StateStore {
     return this.run((c) => retention.sweepRetention(c, checkRetention(ADAPTER, cutoffs, limit)));
   }
 
+  /**
+   * What the Maps hold right now for one tenant, expired or not: sessions and messages. For harnesses that
+   * count what a sweep left (not part of the StateStore contract).
+   */
+  rawCounts(tenant_id: string): { sessions: number; messages: number } {
+    let sessions = 0;
+    let messages = 0;
+    for (const [id, { rec }] of this.tables.sessions) {
+      if (rec.tenant_id !== tenant_id) continue;
+      sessions++;
+      messages += this.tables.messages.get(id)?.length ?? 0;
+    }
+    return { sessions, messages };
+  }
+
   ping(): Promise<boolean> {
     return this.run(() => true);
   }

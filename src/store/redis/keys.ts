@@ -21,6 +21,7 @@
  *   P:{t}:ss / ts / as      lex indexes of the tenant's sessions, tasks, actions
  *   P:{t}:sx                zset session expiry hints (`<created ms>:<sid>` by expires ms) for the sweeper
  *   P:tenants               set of escaped tenant ids (for the sweeper)
+ *   P:{stats}:st:<status>   zset `<tenant>:<user>:<sid>` by expires ms: live session counts (stats.ts)
  */
 
 /** Escapes an id for use inside a key: `%`, `{`, `}` and `:` become %XX. */

@@ -7,12 +7,15 @@
  * script cannot write them: every session write adds the entry right after its script committed (plan.after),
  * in one MULTI. Best effort: a failure there, or two writers of one session finishing in the other order,
  * can leave an entry stale until the session's next write or the sweep (which drops entries of swept
- * sessions and every entry whose expiry has passed). The gauge is a monitor, never a source of truth.
+ * sessions and every entry whose expiry has passed). Each set has the native TTL of its longest-lived
+ * session, so idle sets vanish with their sessions, sweeper or not. The gauge is a monitor, never a
+ * source of truth.
  */
 import type { Session, SessionStatus } from '../../core/model.js';
 import { emptyStats, LIVE_STATUSES } from '../shared/retention.js';
 import { escapeKeyPart } from './keys.js';
 import type { Ctx, Plan } from './plan.js';
+import { nativeTtlMs } from './scope.js';
 
 export function statsKey(prefix: string, status: SessionStatus): string {
   return `${prefix}:{stats}:st:${status}`;
@@ -28,10 +31,18 @@ export function countAfterCommit(plan: Plan, session: Session): void {
   plan.after.push(async () => {
     const m = member(session.tenant_id, session.user_id, session.id);
     const multi = ctx.redis.multi();
+    const expires = Date.parse(session.expires_at);
+    const ttl = nativeTtlMs(expires, ctx.clock.now(), session.ttl_seconds);
     for (const status of LIVE_STATUSES) {
-      if (status === session.status)
-        multi.zadd(statsKey(ctx.prefix, status), Date.parse(session.expires_at), m);
-      else multi.zrem(statsKey(ctx.prefix, status), m);
+      const key = statsKey(ctx.prefix, status);
+      if (status !== session.status) {
+        multi.zrem(key, m);
+        continue;
+      }
+      multi.zadd(key, expires, m);
+      // The set lives as long as its longest-lived session, like the sessions themselves (NX, then GT).
+      multi.pexpire(key, ttl, 'NX');
+      multi.pexpire(key, ttl, 'GT');
     }
     await multi.exec().catch(() => undefined);
   });
