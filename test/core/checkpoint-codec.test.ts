@@ -1,15 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
+import { assertPlainJsonObject } from '../../src/core/json.js';
 import {
   type BlobRow,
   ChannelDecoder,
   encodeChannels,
   MAX_CHAIN_DEPTH,
   type Manifest,
+  MissingBlobError,
   manifestHashes,
   missingBases,
+  type RunMemo,
+  runMemo,
 } from '../../src/store/shared/checkpoint-codec.js';
+import { isPlainJsonObject } from '../../src/store/shared/checkpoint-json.js';
 import { jsonValue } from './json-arbitraries.js';
 
 /** One change between two checkpoints of a run. */
@@ -156,6 +161,76 @@ describe('checkpoint codec', () => {
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('a chain memo changes nothing: same manifests and blobs as without, also against a stale previous', () => {
+    fc.assert(
+      fc.property(runArb, fc.array(fc.nat(40), { maxLength: 5 }), (states, skips) => {
+        const memo: RunMemo = new Map();
+        let previous: Manifest | null = null;
+        states.forEach((state, i) => {
+          // Now and then the memo's run moves on without this writer (another process wrote in between).
+          if (skips.includes(i)) encodeChannels(structuredClone(state), null, memo);
+          const withMemo = encodeChannels(structuredClone(state), previous, memo);
+          const without = encodeChannels(structuredClone(state), previous);
+          expect(withMemo).toEqual(without);
+          previous = withMemo.manifest;
+        });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('runMemo hands back the same memo for a run and a fresh one for another', () => {
+    const a = runMemo('["t","u","run-a"]');
+    a.set('x', { elements: ['1'], chains: ['a:', 'ax'] });
+    expect(runMemo('["t","u","run-a"]')).toBe(a);
+    expect(runMemo('["t","u","run-b"]').size).toBe(0);
+  });
+
+  it('a missing blob fails with MissingBlobError naming its hash', () => {
+    const { manifest } = encodeChannels({ list: [1, 2] }, null);
+    expect(() => new ChannelDecoder(new Map()).decode(manifest)).toThrow(MissingBlobError);
+  });
+
+  it('the fast JSON check agrees with the guard', () => {
+    const guardAccepts = (value: unknown) => {
+      try {
+        assertPlainJsonObject(value, 'v');
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), jsonValue(3)), (value) => {
+        expect(isPlainJsonObject(value)).toBe(guardAccepts(value));
+      }),
+    );
+    const sparse: unknown[] = [1];
+    sparse[2] = 3;
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const bad: unknown[] = [
+      { a: Number.NaN },
+      { a: -0 },
+      { a: undefined },
+      { a: sparse },
+      { a: new Date(0) },
+      { a: 'x\ud800' },
+      { '\udc00': 1 },
+      { a: () => 1 },
+      { a: 1n },
+      { [Symbol('s')]: 1 },
+      cycle,
+      [],
+      null,
+      Object.create({ inherited: 1 }),
+    ];
+    for (const value of bad) expect([isPlainJsonObject(value), guardAccepts(value)]).toEqual([false, false]);
+    expect(isPlainJsonObject(Object.assign(Object.create(null), { a: 1 }))).toBe(true);
+    const shared = { x: 1 };
+    expect(isPlainJsonObject({ a: shared, b: [shared, shared] })).toBe(true); // shared, not a cycle
   });
 
   it('only writes a blob when a channel changed', () => {
