@@ -9,6 +9,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
 import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { AgentStateError } from '../core/errors.js';
+import { type InspectorOptions, isInspectorPath, registerInspector } from '../inspector/index.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
 import type { StateStore } from '../store/types.js';
 import { createAuthenticator } from './auth.js';
@@ -46,6 +47,8 @@ export interface ServerOptions {
   readonly metrics?: AgentStateMetrics;
   /** The time used to check token expiry. Default: the system clock. */
   readonly now?: () => number;
+  /** The inspector page at `/` (SPEC 5). Default: served, describing the agents of `agents`; `false`: not served. */
+  readonly inspector?: InspectorOptions | false;
 }
 
 const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/openapi.json', '/metrics']);
@@ -64,7 +67,7 @@ function isComplete(config: HttpConfig | HttpConfigInput | undefined): config is
 function isPublic(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
   if (route === undefined) return false;
-  return PUBLIC_PATHS.has(route) || route === '/docs' || route.startsWith('/docs/');
+  return PUBLIC_PATHS.has(route) || isInspectorPath(route) || route === '/docs' || route.startsWith('/docs/');
 }
 
 export async function createServer(options: ServerOptions): Promise<ZodApp> {
@@ -150,5 +153,13 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   const deps: RouteDeps = { store, config, schemas: buildSchemas(config.limits), auth, turns };
   await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (options.inspector !== false) {
+    const inspector = options.inspector ?? {};
+    const agents = inspector.agents ?? options.agents?.agents;
+    await registerInspector(
+      app as unknown as ZodApp,
+      agents === undefined ? inspector : { ...inspector, agents },
+    );
+  }
   return app as unknown as ZodApp;
 }

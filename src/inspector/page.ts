@@ -50,6 +50,7 @@ export function renderPage(options: {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>agentstate inspector</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${options.base}app.css">
 </head>
 <body>

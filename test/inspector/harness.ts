@@ -20,7 +20,6 @@ import { createAuthenticator } from '../../src/http/auth.js';
 import { resolveConfig } from '../../src/http/config.js';
 import type { ZodApp } from '../../src/http/deps.js';
 import { createServer } from '../../src/http/server.js';
-import { registerInspector } from '../../src/inspector/index.js';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry } from '../../src/models/types.js';
 import { createAgentRegistry } from '../../src/runtime/agent.js';
@@ -105,8 +104,8 @@ export async function startInspectorServer(): Promise<InspectorServer> {
     config,
     logger: false,
     agents: { agents, models: createModelRegistry([createRulesModel()]), tools },
+    inspector: { agents, pollMs: 500 },
   });
-  await registerInspector(app, { agents, pollMs: 500 });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = app.server.address() as AddressInfo;
   const auth = createAuthenticator(config);
@@ -160,20 +159,11 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /**
- * A new tab on the inspector, signed in with `token`. Until the server's auth hook lets the inspector's
- * own paths through without a token (see src/inspector/index.ts), the tab fetches just those three files
- * with the tenant key; every API call the page makes carries the token the test typed.
+ * A new tab on the inspector, signed in with `token`. The page's own files need no token; every API call
+ * the page makes carries the token the test typed.
  */
 export async function openInspector(browser: Browser, server: InspectorServer, token: string): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const bare = await fetch(`${server.url}/`);
-  if (bare.status === 401) {
-    await context.route(
-      (url) => url.origin === server.url && (url.pathname === '/' || url.pathname.startsWith('/inspector/')),
-      (route) =>
-        route.continue({ headers: { ...route.request().headers(), authorization: `Bearer ${server.key}` } }),
-    );
-  }
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('pageerror', (error) => problems.push(error.message));

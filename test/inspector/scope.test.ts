@@ -9,7 +9,6 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session } from '../../src/core/model.js';
 import { createServer } from '../../src/http/server.js';
-import { registerInspector } from '../../src/inspector/index.js';
 import { openStore } from '../../src/store/open.js';
 import {
   apiCall,
@@ -86,7 +85,6 @@ describe('inspector: scope', () => {
   it('without keys, on loopback, the page and its assets need no token and load only from this origin', async () => {
     const store = await openStore('memory:');
     const app = await createServer({ store, logger: false });
-    await registerInspector(app);
     await app.listen({ host: '127.0.0.1', port: 0 });
     try {
       const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
