@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { createServer } from '../../src/http/server.js';
+import { refreshSessionGauge } from '../../src/lifecycle/gauge.js';
+import { instrumentStore } from '../../src/observability/instrumented-store.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { createMemoryStore } from '../../src/store/memory/index.js';
 
 interface Panel {
   title: string;
@@ -29,6 +33,29 @@ describe('Grafana dashboard', () => {
     const queried = queriedMetrics();
     expect(queried.size).toBeGreaterThan(8);
     for (const name of queried) expect(exported, `dashboard queries ${name}`).toContain(name);
+  });
+
+  it("the server's real /metrics output holds every metric the dashboard queries", async () => {
+    const metrics = createMetrics();
+    const store = instrumentStore(createMemoryStore(), metrics);
+    const app = await createServer({ store, metrics, logger: false });
+    try {
+      await store.createSession({ tenant_id: 't_dash', user_id: 'u_dash' }, {});
+      await refreshSessionGauge(store, metrics);
+      const response = await app.inject({ method: 'GET', url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toContain('text/plain');
+      const declared = new Set(
+        [...response.body.matchAll(/^# TYPE (\S+) /gm)].map((match) => match[1] as string),
+      );
+      const queried = queriedMetrics();
+      expect(queried.size).toBeGreaterThan(8);
+      for (const name of queried) expect(declared, `dashboard queries ${name}`).toContain(name);
+      expect(response.body).toMatch(/^agentstate_sessions_active\{status="active"\} 1$/m);
+    } finally {
+      await app.close();
+      await store.close();
+    }
   });
 
   it('has the panels an operator needs', () => {
