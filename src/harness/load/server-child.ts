@@ -69,6 +69,7 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
   const child = spawn(node, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
     let stderr = '';
+    let started = false;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`loadtest: the server printed no URL within 60 s; stderr: ${stderr.slice(-2000)}`));
@@ -80,13 +81,13 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
     child.once('exit', onExit);
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       options.onStderr?.(chunk);
-      if (stderr.length > 20_000) return;
+      if (started || stderr.length > 20_000) return;
       stderr += chunk;
       const match = /agentstate serving (http:\/\/\S+)/.exec(stderr);
       if (!match) return;
       clearTimeout(timer);
       child.off('exit', onExit);
-      stderr = '';
+      started = true;
       resolve({ url: match[1] as string, apiKey, tenantId, pid: child.pid ?? -1, close: closer(child) });
     });
   });
