@@ -15,6 +15,7 @@ import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
 import { executeTask } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
+import { rememberOutcome } from './memory-link.js';
 import { nothingText } from './replies.js';
 import { type RouteOutcome, routeByRules } from './router.js';
 import type { CommitBatch, CommitResult, RunContext } from './run-context.js';
@@ -152,6 +153,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
     const isTarget = task.id === targetId;
     if (!touched.includes(task.id)) touched.push(task.id);
     const { write } = report;
+    // What the user chose is remembered before the commit that marks the task DONE (see memory-link.ts).
+    if (write.state === 'DONE') await rememberOutcome(rt, report.task);
     if (write.fail_action !== null) failActions.push(write.fail_action);
     const changedLine = write.status_line !== report.task.status_line || write.state !== null;
     if (changedLine) {

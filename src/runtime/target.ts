@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Task, TaskState } from '../core/model.js';
 import type { Extraction, Language, Model, OpenTaskInfo } from '../models/types.js';
 import type { NewTask, TaskPatch } from '../store/types.js';
+import { answerProposal, proposeFor, readProposals, remembers } from './memory-link.js';
 import { askText, cancelledText, declinedText, errorsText } from './replies.js';
 import type { RunContext } from './run-context.js';
 import { type Advance, advance, type Reaction } from './state-machine.js';
@@ -84,12 +85,19 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
     )) as unknown as Extraction;
   }
   const start = input.task;
+  let data: JsonObject = start?.data ?? {};
+  if (start === null && remembers(type.name)) {
+    const proposals = await readProposals(rt, type.name);
+    if (proposals.length > 0) data = { ...data, proposals: proposals as unknown as JsonValue };
+  }
+  const answered = answerProposal(data, extraction.slots[type.name] ?? {}, extraction.answer);
+  data = answered.data;
   const adv = advance(
     type,
     {
       state: start?.state ?? 'INIT',
       slots: start?.slots ?? {},
-      found: extraction.slots[type.name] ?? {},
+      found: answered.found,
       answer: extraction.answer,
       cancel: extraction.cancel,
     },
@@ -98,7 +106,12 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
   const executes = adv.reaction.kind === 'execute';
   const adopt = start !== null && start.session_id !== sessionId ? { session_id: sessionId } : {};
   let current = start;
-  let data: JsonObject = start?.data ?? {};
+  const proposed = proposeFor(
+    data,
+    adv.reaction.kind === 'ask' ? adv.reaction.slot : null,
+    input.base.language,
+  );
+  data = proposed.data;
   const writeFor = (state: TaskState | null, cause: string): Write => {
     const line = statusLine(type, state ?? current?.state ?? 'COLLECTING', adv.slots);
     if (current === null) {
@@ -141,7 +154,9 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
   if (adv.transitions.length === 0 && current !== null && current.state !== 'EXECUTING') {
     const write = writeFor(null, '');
     const line = write.kind === 'update' ? write.patch.status_line : undefined;
-    if (adv.changed.length > 0 || 'session_id' in adopt || current.status_line !== line) last = write;
+    const dataChanged = JSON.stringify(data) !== JSON.stringify(current.data);
+    if (adv.changed.length > 0 || 'session_id' in adopt || current.status_line !== line || dataChanged)
+      last = write;
   }
   const silent = executes || adv.state === 'EXECUTING';
   return {
@@ -149,6 +164,10 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
     state: adv.state,
     task: current,
     write: last,
-    text: silent ? null : reactionText(type, adv, input.base.language),
+    text: silent
+      ? null
+      : proposed.question !== null && adv.errors.length === 0
+        ? proposed.question
+        : reactionText(type, adv, input.base.language),
   };
 }
