@@ -13,6 +13,15 @@ export {
   runCrashTest,
 } from './harness/crash/index.js';
 export {
+  findLeaks,
+  type LoadReport,
+  type LoadTestOptions,
+  type LoadTestResult,
+  leaksIn,
+  registerLoadCommands,
+  runLoadTest,
+} from './harness/load/index.js';
+export {
   DEFAULT_LIMITS,
   type HttpConfig,
   type HttpConfigInput,

@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { registerLoadCommands } from '../harness/load/index.js';
 import { registerActionCommands } from './commands/actions.js';
 import { registerChatCommands } from './commands/chat.js';
 import { registerHarnessCommands } from './commands/harnesses.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerMaintenanceCommands } from './commands/maintenance.js';
+import { registerMemoryCommands } from './commands/memory.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { registerTaskCommands } from './commands/tasks.js';
@@ -26,6 +28,8 @@ export const COMMAND_GROUPS: RegisterCommands[] = [
   registerInspectCommands,
   registerMaintenanceCommands,
   registerHarnessCommands,
+  registerMemoryCommands,
+  registerLoadCommands,
 ];
 
 /** The version in the package.json above this file (from src/cli or dist/src/cli alike). */
