@@ -8,11 +8,12 @@
  * Another user's memory path answers 404, like every record of someone else. Bad, expired or forged
  * tokens answer 401 `unauthorized`, as does a user token asking to mint tokens.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { ReadScope, Scope } from '../store/types.js';
 import { DEFAULT_TENANT, DEFAULT_USER, type HttpConfig, isLoopback, PRINCIPAL_ID } from './config.js';
+import { createTokenCache } from './token-cache.js';
 
 export type Principal =
   | { readonly kind: 'tenant'; readonly tenant_id: string; readonly user_id: null }
@@ -30,6 +31,17 @@ function digest(text: string): Buffer {
   return createHash('sha256').update(text).digest();
 }
 
+function importHmacKey(secret: string): Promise<webcrypto.CryptoKey> {
+  const bytes = new TextEncoder().encode(secret);
+  const key = webcrypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
+  // A failure surfaces where the key is awaited (a 401 or a failed mint), never as an unhandled rejection.
+  key.catch(() => undefined);
+  return key;
+}
+
 export interface Authenticator {
   /** Resolves the principal of a request from its Authorization header and the local address it came to. */
   authenticate(authorization: string | undefined, localAddress: string | undefined): Promise<Principal>;
@@ -42,8 +54,10 @@ export interface Authenticator {
 
 export function createAuthenticator(config: HttpConfig, now: () => number = Date.now): Authenticator {
   const keyDigests = [...config.apiKeys].map(([key, tenant]) => ({ digest: digest(key), tenant }));
-  const secret = config.jwtSecret === null ? null : new TextEncoder().encode(config.jwtSecret);
+  // The HMAC key is imported once: given raw bytes, jose would import a WebCrypto key on every call.
+  const secret = config.jwtSecret === null ? null : importHmacKey(config.jwtSecret);
   const anonymous = config.apiKeys.size === 0;
+  const verified = createTokenCache<Principal>();
 
   function tenantOfKey(token: string): string | null {
     const given = digest(token);
@@ -54,8 +68,10 @@ export function createAuthenticator(config: HttpConfig, now: () => number = Date
 
   async function verifyUserToken(token: string): Promise<Principal> {
     if (secret === null) throw unauthorized('the bearer token is not valid: this server has no token secret');
+    const cached = verified.get(token, now());
+    if (cached !== null) return cached;
     try {
-      const { payload } = await jwtVerify(token, secret, {
+      const { payload } = await jwtVerify(token, await secret, {
         algorithms: ['HS256'],
         issuer: ISSUER,
         audience: AUDIENCE,
@@ -70,7 +86,9 @@ export function createAuthenticator(config: HttpConfig, now: () => number = Date
       if (!anonymous && !keyDigests.some((entry) => entry.tenant === tenant)) {
         throw unauthorized('the bearer token names a tenant that has no key any more');
       }
-      return { kind: 'user', tenant_id: tenant, user_id: user };
+      const principal: Principal = { kind: 'user', tenant_id: tenant, user_id: user };
+      if (typeof payload.exp === 'number') verified.set(token, { value: principal, exp: payload.exp });
+      return principal;
     } catch (error) {
       if (error instanceof AgentStateError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw unauthorized('the bearer token has expired');
@@ -106,7 +124,7 @@ export function createAuthenticator(config: HttpConfig, now: () => number = Date
         .setAudience(AUDIENCE)
         .setIssuedAt(iat)
         .setExpirationTime(iat + ttl_seconds)
-        .sign(secret);
+        .sign(await secret);
       return { token, expires_at: new Date((iat + ttl_seconds) * 1000).toISOString() };
     },
   };
