@@ -13,7 +13,6 @@ import { registerHarnessCommands } from './commands/harnesses.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerMaintenanceCommands } from './commands/maintenance.js';
 import { registerMemoryCommands } from './commands/memory.js';
-import { registerMemoryCommands } from './commands/memory.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerSessionCommands } from './commands/sessions.js';
 import { registerTaskCommands } from './commands/tasks.js';
@@ -29,7 +28,6 @@ export const COMMAND_GROUPS: RegisterCommands[] = [
   registerInspectCommands,
   registerMaintenanceCommands,
   registerHarnessCommands,
-  registerMemoryCommands,
   registerMemoryCommands,
   registerLoadCommands,
 ];
