@@ -15,7 +15,7 @@ export interface SweeperOptions {
   readonly store: StateStore;
   /** Time between sweeps. Default 30 s. */
   readonly intervalMs?: number;
-  /** Records deleted per store call; small batches keep locks short. Default 500. */
+  /** Records deleted per store call; small batches keep locks short. Default 500 (50 on SQLite). */
   readonly batchSize?: number;
   /** Upper bound of sessions (and of records of each retained kind) one sweep deletes. Default 100 000. */
   readonly maxPerSweep?: number;
@@ -70,7 +70,8 @@ export async function sweepOnce(
 
 export function startSweeper(options: SweeperOptions): Sweeper {
   const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  const batchSize = options.batchSize ?? DEFAULT_SWEEP_BATCH;
+  // SQLite runs statements on this process's event loop: smaller batches keep other requests flowing.
+  const batchSize = options.batchSize ?? (options.store.adapter === 'sqlite' ? 50 : DEFAULT_SWEEP_BATCH);
   const maxPerSweep = options.maxPerSweep ?? 100_000;
   const clock = options.clock ?? systemClock;
   const policy = options.retention ?? {};

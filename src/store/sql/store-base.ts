@@ -162,7 +162,9 @@ export abstract class SqlStoreBase {
       if (done < batch || removed >= limit) break;
     }
     await this.do('write', check, (tx) => s.sweepOthers(this.ctx, tx));
-    if (removed > 0 && this.driver.reclaim !== undefined) await this.do('read', check, () => this.reclaim());
+    // Once per sweep (its last, short batch), not after every batch: giving pages back moves pages.
+    if (removed < limit && this.driver.reclaim !== undefined)
+      await this.do('read', check, () => this.reclaim());
     return removed;
   }
 
@@ -198,7 +200,8 @@ export abstract class SqlStoreBase {
       );
     const swept = await sweepRetentionRows(write, checked, this.driver.dialect.claimRows);
     const total = swept.tasks + swept.actions + swept.checkpoints;
-    if (total > 0 && this.driver.reclaim !== undefined)
+    const short = Math.max(swept.tasks, swept.actions, swept.checkpoints) < limit;
+    if (total > 0 && short && this.driver.reclaim !== undefined)
       await this.do(
         'read',
         () => checked,

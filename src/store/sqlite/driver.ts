@@ -78,7 +78,8 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     migrationTransaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
     reclaim: () =>
       mutex.run(async () => {
-        if (db.pragma('auto_vacuum', { simple: true }) === 2) db.pragma('incremental_vacuum');
+        // At most 4096 pages (16 MiB at 4 KiB) a call, so one call never blocks long; the rest goes next time.
+        if (db.pragma('auto_vacuum', { simple: true }) === 2) db.pragma('incremental_vacuum(4096)');
       }),
     isUniqueViolation: (error) => error instanceof Database.SqliteError && UNIQUE_CODES.has(error.code),
     ping: () => mutex.run(() => db.open && db.prepare('SELECT 1').get() !== undefined),
