@@ -28,6 +28,7 @@ import { registerMetrics } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
 import type { RuntimeSetup } from './runtime-runner.js';
 import { buildSchemas } from './schemas.js';
+import { meteredTurns } from './turn-metrics.js';
 import type { TurnRunner } from './turn-runner.js';
 
 export interface ServerOptions {
@@ -150,6 +151,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     const { createRuntimeTurnRunner } = await import('./runtime-runner.js');
     turns = createRuntimeTurnRunner(store, options.agents);
   }
+  if (turns !== null && options.metrics) turns = meteredTurns(turns, options.metrics);
   const deps: RouteDeps = { store, config, schemas: buildSchemas(config.limits), auth, turns };
   await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

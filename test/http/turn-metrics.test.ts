@@ -1,0 +1,69 @@
+/**
+ * A server given metrics counts and times the turns it runs (agentstate_turns_total and
+ * agentstate_turn_duration_seconds, by agent and outcome), as seen on its own `GET /metrics`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
+import type { Session } from '../../src/core/model.js';
+import { resolveConfig } from '../../src/http/config.js';
+import type { ZodApp } from '../../src/http/deps.js';
+import { createServer } from '../../src/http/server.js';
+import { createMetrics } from '../../src/observability/metrics.js';
+import { openStore } from '../../src/store/open.js';
+import type { StateStore } from '../../src/store/types.js';
+
+let app: ZodApp;
+let url: string;
+let store: StateStore;
+let runtime: LinkedRuntime;
+const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-turn-metrics-'));
+
+beforeAll(async () => {
+  store = await openStore('memory:');
+  runtime = await linkRuntime(dataDir);
+  app = await createServer({
+    store,
+    config: resolveConfig({}),
+    logger: false,
+    inspector: false,
+    agents: runtime.setup,
+    metrics: createMetrics({ processMetrics: false }),
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await app.close();
+  await runtime.close();
+  await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const response = await fetch(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(response.status).toBeLessThan(300);
+  return (await response.json()) as T;
+}
+
+describe('turn metrics', () => {
+  it('counts and times each turn by agent and outcome', async () => {
+    const session = await post<Session>('/v1/sessions', { agent: 'flight_booking' });
+    await post(`/v1/sessions/${session.id}/turns`, { input: 'I want to book a flight from Paris to Lisbon' });
+    await post(`/v1/sessions/${session.id}/turns`, { input: 'on 2027-03-05' });
+    const text = await (await fetch(`${url}/metrics`)).text();
+    expect(text).toContain('agentstate_turns_total{agent="flight_booking",outcome="ok"} 2');
+    expect(text).toContain('agentstate_turn_duration_seconds_count{agent="flight_booking",outcome="ok"} 2');
+    const sum = /agentstate_turn_duration_seconds_sum\{agent="flight_booking",outcome="ok"\} (\S+)/.exec(
+      text,
+    );
+    expect(Number(sum?.[1])).toBeGreaterThan(0);
+  });
+});
