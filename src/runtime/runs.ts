@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { Checkpoint } from '../core/model.js';
+import type { Checkpoint, Session } from '../core/model.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 
 /** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
@@ -17,6 +17,8 @@ export function runIdFor(sessionId: string, lastSeq: number): string {
 }
 
 export interface Pending {
+  /** The session as read when the run was looked for (under the caller's lease). */
+  readonly session: Session;
   readonly runId: string;
   readonly checkpoint: Checkpoint | null;
   readonly lastRunId: string | null;
@@ -33,6 +35,7 @@ export async function findRun(store: StateStore, scope: Scope, sessionId: string
   const checkpoint = await store.latestCheckpoint(scope, runId);
   const lastRun = last?.metadata.run_id;
   return {
+    session,
     runId,
     checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
     lastRunId: typeof lastRun === 'string' ? lastRun : null,

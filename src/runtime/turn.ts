@@ -174,8 +174,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
     }
     const fresh =
       pending.checkpoint === null ? pending : await findRun(request.store, request.scope, request.sessionId);
-    const session = await request.store.getSession(request.scope, request.sessionId);
-    const agent = session?.agent ?? request.agent;
+    const agent = fresh.session.agent ?? request.agent;
     if (agent === undefined || agent === null) {
       throw invalidRequest(`session ${request.sessionId} names no agent; pass one`);
     }
