@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '../../src/core/json.js';
-import { assertPlainJsonObject } from '../../src/core/json.js';
+import { assertPlainJsonObject, isPlainJsonObject } from '../../src/core/json.js';
 import {
   type BlobRow,
   ChannelDecoder,
@@ -14,7 +14,6 @@ import {
   type RunMemo,
   runMemo,
 } from '../../src/store/shared/checkpoint-codec.js';
-import { isPlainJsonObject } from '../../src/store/shared/checkpoint-json.js';
 import { jsonValue } from './json-arbitraries.js';
 
 /** One change between two checkpoints of a run. */

@@ -10,8 +10,8 @@ import { isoAt } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
+import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
-import { isPlainJsonObject } from '../shared/checkpoint-json.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import type { Ctx, Row } from './db.js';
 import {

@@ -6,6 +6,7 @@
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
+import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import {
   type BlobRow,
@@ -14,7 +15,6 @@ import {
   type Manifest,
   runMemo,
 } from '../shared/checkpoint-codec.js';
-import { isPlainJsonObject } from '../shared/checkpoint-json.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import type { UserKeys } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';

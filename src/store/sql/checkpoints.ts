@@ -5,6 +5,7 @@
  */
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
+import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import {
   type BlobRow,
@@ -14,7 +15,6 @@ import {
   manifestHashes,
   runMemo,
 } from '../shared/checkpoint-codec.js';
-import { isPlainJsonObject } from '../shared/checkpoint-json.js';
 import type { NewCheckpoint, Scope } from '../types.js';
 import { conflict, nowIso, type SqlContext } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
