@@ -3,6 +3,7 @@
  * task an input belongs to), reply (turn a drafted answer into the words the user reads).
  * Requests and answers are plain JSON, so the runtime records every answer and replays it on resume.
  */
+import type { ChatMessage } from '../context/chat-format.js';
 import type { JsonObject } from '../core/json.js';
 import type { TaskState } from '../core/model.js';
 
@@ -42,8 +43,20 @@ export interface OpenTaskInfo {
   readonly updated_at: string;
 }
 
+/**
+ * The conversation a model sees, from `buildContext`: the system text (instructions, open tasks, the
+ * user's memory, the rolling summary) and the newest messages before this input, within a token budget.
+ * Given only to models that set `usesContext`.
+ */
+export interface ConversationContext {
+  readonly system: string;
+  readonly messages: readonly ChatMessage[];
+}
+
 export interface ExtractRequest {
   readonly input: string;
+  /** The conversation so far (models with `usesContext` only). */
+  readonly context?: ConversationContext;
   readonly taskTypes: readonly TaskTypeInfo[];
   /** The slot the conversation is waiting for, when a task is in focus. */
   readonly expecting: { readonly type: string; readonly slot: string } | null;
@@ -81,6 +94,8 @@ export interface RouteDecision {
 
 export interface ReplyRequest {
   readonly input: string;
+  /** The conversation so far (models with `usesContext` only). */
+  readonly context?: ConversationContext;
   readonly language: Language;
   /** What the runtime decided to say; a model may reword it but must keep every fact. */
   readonly draft: string;
@@ -89,6 +104,8 @@ export interface ReplyRequest {
 
 export interface Model {
   readonly name: string;
+  /** True when the model wants the conversation (`context` in extract and reply requests). */
+  readonly usesContext?: boolean;
   extract(request: ExtractRequest): Promise<Extraction>;
   route(request: RouteRequest): Promise<RouteDecision>;
   reply(request: ReplyRequest): Promise<string>;

@@ -13,6 +13,7 @@ import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
 import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
+import { conversationFor } from './conversation.js';
 import { executeTask } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { rememberOutcome } from './memory-link.js';
@@ -32,6 +33,8 @@ export interface ProgramEnv {
   readonly policy: RetryPolicy;
   /** The time zone when the session's context names none. */
   readonly timezone: string;
+  /** Token budget of the conversation built for models that use one (`buildContext`). */
+  readonly contextMaxTokens: number;
 }
 
 /** What the final checkpoint keeps as the run's output. */
@@ -80,9 +83,13 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const typeInfos = agent.taskTypes.map(taskTypeInfo);
   const focus = infos.filter((task) => FILLING.includes(task.state)).sort(byRecency)[0];
   const base = { input, now: isoAt(nowMs), timezone, language };
+  const context = await conversationFor(rt, env, snap.tasks);
+  const withContext = context === null ? {} : { context };
 
   const first = (await rt.read('model.extract', async () =>
-    json(await model.extract({ ...base, taskTypes: typeInfos, expecting: expectingOf(focus) })),
+    json(
+      await model.extract({ ...base, ...withContext, taskTypes: typeInfos, expecting: expectingOf(focus) }),
+    ),
   )) as unknown as Extraction;
   let route = routeByRules(first, infos);
   if (route.kind === 'model') {
@@ -175,7 +182,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
   const draft = parts.join('\n');
   const targetInfo = infos.find((task) => task.id === targetId) ?? null;
   const reply = (await rt.read('model.reply', async () =>
-    json(await model.reply({ input, language, draft, task: targetInfo })),
+    json(await model.reply({ input, language, draft, task: targetInfo, ...withContext })),
   )) as string;
   const waiting = reaction !== null && ['ask', 'confirm', 'declined'].includes(reaction.kind);
   const status = waiting ? 'waiting_for_user' : 'active';

@@ -7,6 +7,8 @@ import type { Language, ModelRegistry } from '../models/types.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
+import { type ContextOptions, checkContextOptions, compactAfterTurn } from './compaction.js';
+import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { type RunOutput, runProgram } from './program.js';
@@ -34,6 +36,8 @@ export interface RuntimeOptions {
   /** Time zone when the session's context has no `timezone`. Default 'UTC'. */
   readonly timezone?: string;
   readonly retry?: Partial<RetryPolicy>;
+  /** The conversation built for models that use one, and compaction after each turn. */
+  readonly context?: ContextOptions;
   /**
    * The session's run lease: owner (default pid + random), TTL in ms (default 10000; renewed every third of
    * it while the run lasts), and how long to wait for a lease another process holds (default 0: a `conflict`
@@ -68,6 +72,7 @@ async function execute(
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
     throw invalidRequest(`agent ${JSON.stringify(header.agent)} is not in the agent registry`);
+  checkContextOptions(options.context);
   const timezone = options.timezone ?? 'UTC';
   if (!isValidTimezone(timezone))
     throw invalidRequest(`timezone: ${JSON.stringify(timezone)} is not an IANA time zone`);
@@ -88,7 +93,9 @@ async function execute(
     tools: options.tools,
     policy: { ...DEFAULT_RETRY, ...options.retry },
     timezone,
+    contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
   });
+  await compactAfterTurn(options.store, options.scope, header.session_id, options.context);
   return collect(options, header.run_id, output, recorded.length > 0);
 }
 

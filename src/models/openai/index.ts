@@ -16,6 +16,7 @@ import type {
   TaskTypeInfo,
 } from '../types.js';
 import { chatCompletion, functionArguments, type OpenAIConfig } from './client.js';
+import { withConversation } from './conversation.js';
 
 export type { OpenAIConfig } from './client.js';
 export { chatCompletion } from './client.js';
@@ -133,13 +134,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     parameters: JsonObject,
     system: string,
     user: string,
+    context: ExtractRequest['context'],
   ) => {
     const message = await chatCompletion(options, {
       temperature,
-      messages: [
-        { role: 'system', content: system },
-        { role: 'user', content: user },
-      ],
+      messages: withConversation(context, system, user),
       tools: [{ type: 'function', function: { name, description, parameters } }],
       tool_choice: { type: 'function', function: { name } },
     });
@@ -147,6 +146,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
   };
   return {
     name: options.name ?? 'openai',
+    usesContext: true,
     async extract(request: ExtractRequest): Promise<Extraction> {
       const system = [
         'You read one user message of a task-oriented assistant and report what it says, by calling extract.',
@@ -164,6 +164,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
         extractionSchema(request.taskTypes),
         system,
         request.input,
+        request.context,
       );
       const parsed = ExtractionAnswer.safeParse(raw);
       if (!parsed.success) throw invalidAnswer('extract', parsed.error);
@@ -190,6 +191,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
         ROUTE_SCHEMA,
         system,
         request.input,
+        undefined,
       );
       const parsed = RouteAnswer.safeParse(raw);
       if (!parsed.success) throw invalidAnswer('route', parsed.error);
@@ -202,13 +204,11 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
     async reply(request): Promise<string> {
       const message = await chatCompletion(options, {
         temperature,
-        messages: [
-          {
-            role: 'system',
-            content: `You are the assistant. Reword the draft reply for the user in ${request.language === 'zh' ? 'Chinese' : 'English'}. Keep every fact, code, date, name and number exactly. Answer with the reply text only.`,
-          },
-          { role: 'user', content: `User said: ${request.input}\nDraft reply: ${request.draft}` },
-        ],
+        messages: withConversation(
+          request.context,
+          `You are the assistant. Reword the draft reply for the user in ${request.language === 'zh' ? 'Chinese' : 'English'}. Keep every fact, code, date, name and number exactly. Answer with the reply text only.`,
+          `User said: ${request.input}\nDraft reply: ${request.draft}`,
+        ),
       });
       const text = message.content?.trim() ?? '';
       return text.length > 0 ? text : request.draft;

@@ -1,0 +1,55 @@
+/**
+ * After each committed turn the session's history is compacted when the messages after its last summary
+ * exceed `DEFAULT_COMPACT_THRESHOLD_TOKENS` (or the runtime's `context.compactThresholdTokens`): the older
+ * ones are summarized by the extractive rules summarizer, the newest half of the threshold is kept. Under
+ * the threshold it costs one summary-head read and a backward read of at most that many tokens of
+ * messages, and writes nothing. It runs after the run's last commit, outside the journal: it changes no
+ * record the run reads, so a resumed run replays identically; a resumed run may call it again, which
+ * finds nothing over the threshold.
+ */
+import { maybeCompact } from '../context/compact.js';
+import { invalidRequest } from '../core/errors.js';
+import type { Scope, StateStore } from '../store/types.js';
+
+/** 4000 tokens: about 40 turns of a slot-filling conversation before the first summary. */
+export const DEFAULT_COMPACT_THRESHOLD_TOKENS = 4_000;
+
+export interface ContextOptions {
+  /** Token budget of the conversation built for models that use one. Default 4000. */
+  readonly maxTokens?: number;
+  /** Compact after a turn when the unsummarized history exceeds this. Default 4000; false: never. */
+  readonly compactThresholdTokens?: number | false;
+  /** Told when compaction fails; the turn has committed and still succeeds. Default: ignored. */
+  readonly onCompactionError?: (error: unknown) => void;
+}
+
+const positive = (n: unknown): boolean => typeof n === 'number' && Number.isInteger(n) && n > 0;
+
+/** Refuses bad context options before a run starts (nothing is written). */
+export function checkContextOptions(options: ContextOptions | undefined): void {
+  if (options?.maxTokens !== undefined && !positive(options.maxTokens)) {
+    throw invalidRequest(`context.maxTokens must be a positive integer, got ${String(options.maxTokens)}`);
+  }
+  const threshold = options?.compactThresholdTokens;
+  if (threshold !== undefined && threshold !== false && !positive(threshold)) {
+    throw invalidRequest(
+      `context.compactThresholdTokens must be a positive integer or false, got ${String(threshold)}`,
+    );
+  }
+}
+
+export async function compactAfterTurn(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  options: ContextOptions = {},
+): Promise<boolean> {
+  const threshold = options.compactThresholdTokens ?? DEFAULT_COMPACT_THRESHOLD_TOKENS;
+  if (threshold === false) return false;
+  try {
+    return (await maybeCompact({ store, scope, sessionId, thresholdTokens: threshold })) !== null;
+  } catch (error) {
+    options.onCompactionError?.(error);
+    return false;
+  }
+}
