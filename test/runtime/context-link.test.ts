@@ -125,7 +125,7 @@ describe('context in the runtime', () => {
     const again = seen.slice(before).find((call) => call.tool === 'extract');
     expect(again?.messages).toEqual(extract?.messages);
     const last = await store.latestCheckpoint(scope, resumed?.run_id ?? '');
-    const kinds = (last?.channels.journal as { k: string }[]).map((e) => e.k);
+    const kinds = ((last?.channels.journal ?? []) as { k: string }[]).map((e) => e.k);
     expect(kinds.filter((k) => k === 'context')).toHaveLength(1);
     expect(kinds.indexOf('context')).toBeLessThan(kinds.indexOf('model.extract'));
     // A finished run resumed again asks the model nothing.
