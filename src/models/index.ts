@@ -3,6 +3,7 @@ export type { OpenAIConfig, OpenAIModelOptions } from './openai/index.js';
 export { createOpenAIModel } from './openai/index.js';
 export { createRulesModel } from './rules/index.js';
 export type {
+  ConversationContext,
   Extraction,
   ExtractRequest,
   Language,

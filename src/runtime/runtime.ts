@@ -8,6 +8,7 @@ import { createModelRegistry, type ModelRegistry } from '../models/types.js';
 import type { Scope, StateStore } from '../store/types.js';
 import type { RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
+import type { ContextOptions } from './compaction.js';
 import type { ToolRegistry } from './tool.js';
 import { type RuntimeOptions, resumeRun, runTurn, type TurnOutput } from './turn.js';
 
@@ -25,6 +26,8 @@ export interface AgentRuntimeOptions {
   readonly timezone?: string;
   readonly retry?: Partial<RetryPolicy>;
   readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
+  /** The conversation built for models that use one (default 4000 tokens), compaction after each turn. */
+  readonly context?: ContextOptions;
 }
 
 export interface AgentRuntime {
@@ -47,6 +50,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     ...(options.timezone === undefined ? {} : { timezone: options.timezone }),
     ...(options.retry === undefined ? {} : { retry: options.retry }),
     ...(options.lease === undefined ? {} : { lease: options.lease }),
+    ...(options.context === undefined ? {} : { context: options.context }),
   });
   return {
     turn: (scope, sessionId, input, agent) =>
