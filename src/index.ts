@@ -34,6 +34,20 @@ export { createRuntimeTurnRunner, type RuntimeSetup } from './http/runtime-runne
 export { createServer, type ServerOptions } from './http/server.js';
 export { installGracefulShutdown } from './http/shutdown.js';
 export type { TurnResponse, TurnRunner } from './http/turn-runner.js';
+export { refreshSessionGauge } from './lifecycle/gauge.js';
+export { DEFAULT_KEEP_CHECKPOINTS, pruneCompletedRun } from './lifecycle/prune.js';
+export {
+  DEFAULT_RETENTION_DAYS,
+  type RetentionPolicy,
+  retentionCutoffs,
+  sweepRetentionOnce,
+} from './lifecycle/retention.js';
+export {
+  changeSessionStatus,
+  DEFAULT_WAITING_TTL_SECONDS,
+  type SessionPolicy,
+  sessionStatusPatch,
+} from './lifecycle/session-policy.js';
 export { type Sweeper, type SweeperOptions, startSweeper, sweepOnce } from './lifecycle/sweeper.js';
 export * from './memory/index.js';
 export * from './models/index.js';

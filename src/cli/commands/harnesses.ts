@@ -1,6 +1,7 @@
 /**
- * The acceptance harnesses of SPEC 7 as commands: `crashtest` (kill -9 at every step, resume, compare) and
- * `bench` (the checkpoint benchmark beside LangGraph.js and the raw drivers).
+ * The acceptance harnesses of SPEC 7 as commands: `crashtest` (kill -9 at every step, resume, compare),
+ * `ttltest` (idle sessions must leave the store) and `bench` (the checkpoint benchmark beside LangGraph.js
+ * and the raw drivers). `loadtest` is registered by src/harness/load.
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -44,6 +45,49 @@ export function registerHarnessCommands(program: Command): void {
       if (report.recovered !== report.runs || report.identical_output !== report.runs) process.exitCode = 1;
       if (report.duplicate_side_effects !== 0) process.exitCode = 1;
     });
+
+  program
+    .command('ttltest')
+    .description('create idle sessions with a TTL, wait, then count what remains in the store itself')
+    .requiredOption('--store <url>', 'store URL')
+    .option('--sessions <n>', 'sessions to create', '1000')
+    .option('--ttl <seconds>', 'their TTL', '60')
+    .option('--wait <seconds>', 'idle time before counting', '120')
+    .option('--messages <n>', 'messages per session', '4')
+    .option('--sweep-interval <ms>', "the sweeper's interval, as in a server", '30000')
+    .option(
+      '--report <path>',
+      'JSON report path (a Markdown summary is written beside it)',
+      'reports/ttl.json',
+    )
+    .action(
+      async (options: {
+        store: string;
+        sessions: string;
+        ttl: string;
+        wait: string;
+        messages: string;
+        sweepInterval: string;
+        report: string;
+      }) => {
+        const { runTtlTest } = await import('../../harness/ttl/run.js');
+        const report = await runTtlTest({
+          storeUrl: options.store,
+          sessions: positiveInteger('--sessions', options.sessions),
+          ttlSeconds: positiveInteger('--ttl', options.ttl),
+          waitSeconds: positiveInteger('--wait', options.wait),
+          messagesPerSession: positiveInteger('--messages', options.messages),
+          sweepIntervalMs: positiveInteger('--sweep-interval', options.sweepInterval),
+          reportPath: options.report,
+          onProgress: (p) => process.stderr.write(`${p.phase} ${p.done}/${p.total}\n`),
+        });
+        print(
+          `${report.store}: ${report.residual} of ${report.sessions} sessions remain (${report.residual_pct}%); ` +
+            `storage ${report.baseline_bytes} -> ${report.peak_bytes} -> ${report.after_bytes} bytes; report ${options.report}`,
+        );
+        if (report.residual_pct > 2) process.exitCode = 1;
+      },
+    );
 
   program
     .command('bench')

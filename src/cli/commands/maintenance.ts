@@ -1,17 +1,42 @@
 /** `agentstate sweep` (remove expired sessions now) and `agentstate migrate` (bring the schema up to date). */
 import type { Command } from 'commander';
+import { retentionCutoffs, sweepRetentionOnce } from '../../lifecycle/retention.js';
 import { sweepOnce } from '../../lifecycle/sweeper.js';
-import { type StoreOptions, storeUrlOf, withStore, withStoreOptions } from '../context.js';
+import { CliError, type StoreOptions, storeUrlOf, withStore, withStoreOptions } from '../context.js';
 import { print } from '../format.js';
 
 export function registerMaintenanceCommands(program: Command): void {
   program
     .command('sweep')
-    .description('delete expired sessions and their messages now (tasks, actions, checkpoints stay)')
+    .description(
+      'delete expired sessions and their messages now, and tasks, actions and checkpoints past their retention',
+    )
     .option('--store <url>', 'store URL')
-    .action(async (options: StoreOptions) => {
-      const deleted = await withStore(options, (store) => sweepOnce(store));
+    .option(
+      '--retention-days <days>',
+      'retention of tasks, actions and checkpoints after their last change',
+      '30',
+    )
+    .action(async (options: StoreOptions & { retentionDays: string }) => {
+      const days = Number(options.retentionDays);
+      if (!Number.isFinite(days) || days <= 0)
+        throw new CliError(`--retention-days must be a positive number`);
+      const { deleted, retained } = await withStore(options, async (store) => {
+        const deleted = await sweepOnce(store);
+        // Plain Redis keeps no retention index (see docs/lifecycle.md); its tasks stay until deleted.
+        const policy = { taskDays: days, actionDays: days, checkpointDays: days };
+        const retained =
+          store.adapter === 'redis'
+            ? null
+            : await sweepRetentionOnce(store, retentionCutoffs(policy, Date.now()));
+        return { deleted, retained };
+      });
       print(`swept ${deleted} expired session${deleted === 1 ? '' : 's'} from ${storeUrlOf(options)}`);
+      if (retained !== null) {
+        print(
+          `past retention: ${retained.tasks} tasks, ${retained.actions} actions, ${retained.checkpoints} checkpoints deleted`,
+        );
+      }
     });
 
   withStoreOptions(

@@ -1,6 +1,7 @@
 /** Sessions: create, list, read (with a summary of open tasks), update with If-Match, end. */
 import { invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, SessionSchema } from '../../core/model.js';
+import { sessionStatusPatch } from '../../lifecycle/session-policy.js';
 import { readScopeOf, writeScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { IfMatchHeaders, pageOf, SessionParams, versionOfIfMatch } from '../schemas.js';
@@ -89,9 +90,15 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
     },
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
-      await requireSession(store, scope, request.params.id);
+      const current = await requireSession(store, scope, request.params.id);
       const version = versionOfIfMatch(request.headers['if-match']);
-      const session = await store.updateSession(scope, request.params.id, version, request.body);
+      // A status change without an explicit TTL takes the TTL of that status (waiting_for_user waits longer).
+      const { status, ttl_seconds } = request.body;
+      const patch =
+        status !== undefined && ttl_seconds === undefined
+          ? { ...request.body, ...sessionStatusPatch(current, status) }
+          : request.body;
+      const session = await store.updateSession(scope, request.params.id, version, patch);
       return reply.header('etag', etag(session.version)).send(session);
     },
   );
