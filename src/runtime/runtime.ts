@@ -28,6 +28,8 @@ export interface AgentRuntimeOptions {
   readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
   /** The conversation built for models that use one (default 4000 tokens), compaction after each turn. */
   readonly context?: ContextOptions;
+  /** Checkpoints kept of a completed run. Default 20; `false` keeps them all. */
+  readonly keepCheckpoints?: number | false;
 }
 
 export interface AgentRuntime {
@@ -51,6 +53,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     ...(options.retry === undefined ? {} : { retry: options.retry }),
     ...(options.lease === undefined ? {} : { lease: options.lease }),
     ...(options.context === undefined ? {} : { context: options.context }),
+    ...(options.keepCheckpoints === undefined ? {} : { keepCheckpoints: options.keepCheckpoints }),
   });
   return {
     turn: (scope, sessionId, input, agent) =>

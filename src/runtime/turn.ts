@@ -2,6 +2,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
+import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
 import type { Language, ModelRegistry } from '../models/types.js';
 import type { Scope, StateStore } from '../store/types.js';
@@ -44,7 +45,14 @@ export interface RuntimeOptions {
    * at once). A resumer after a crash waits at most one TTL for the dead owner's lease to run out.
    */
   readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
+  /**
+   * Checkpoints kept of a run once it completes (its last ones, to see how it ended); the rest of its history
+   * and the blobs only they needed are deleted. Default 20; `false` keeps them all.
+   */
+  readonly keepCheckpoints?: number | false;
 }
+
+export const DEFAULT_KEEP_RUN_CHECKPOINTS = 20;
 
 export interface TurnRequest extends RuntimeOptions {
   readonly input: string;
@@ -73,6 +81,9 @@ async function execute(
   if (agent === undefined)
     throw invalidRequest(`agent ${JSON.stringify(header.agent)} is not in the agent registry`);
   checkContextOptions(options.context);
+  const keep = options.keepCheckpoints ?? DEFAULT_KEEP_RUN_CHECKPOINTS;
+  if (keep !== false && (!Number.isInteger(keep) || keep < 1))
+    throw invalidRequest(`keepCheckpoints: must be a positive whole number or false, got ${keep}`);
   const timezone = options.timezone ?? 'UTC';
   if (!isValidTimezone(timezone))
     throw invalidRequest(`timezone: ${JSON.stringify(timezone)} is not an IANA time zone`);
@@ -96,6 +107,7 @@ async function execute(
     contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
   });
   await compactAfterTurn(options.store, options.scope, header.session_id, options.context);
+  if (keep !== false) await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
   return collect(options, header.run_id, output, recorded.length > 0);
 }
 
