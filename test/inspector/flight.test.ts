@@ -4,6 +4,8 @@
  * timeline holding the messages, transitions, the booking action and checkpoints. The page loads nothing
  * from anywhere but its own server.
  */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Session, Task, TaskEvent } from '../../src/core/model.js';
@@ -17,16 +19,22 @@ import {
   startInspectorServer,
 } from './harness.js';
 
-let server: InspectorServer;
-let browser: Browser;
+const POSTGRES_URL = process.env.AGENTSTATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `inspector_${randomBytes(5).toString('hex')}`;
+const STORES = [
+  { name: 'sqlite', url: undefined },
+  { name: 'postgres', url: `${POSTGRES_URL}${POSTGRES_URL.includes('?') ? '&' : '?'}schema=${schema}` },
+] as const;
 
+let browser: Browser;
 beforeAll(async () => {
-  server = await startInspectorServer();
   browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
+  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+  await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await pool.end();
 });
 
 async function say(page: Page, input: string, reply: string | RegExp): Promise<void> {
@@ -39,7 +47,15 @@ async function diagramState(page: Page, state: string): Promise<void> {
   await page.locator(`section[aria-labelledby="tasks-title"] svg[data-state="${state}"]`).waitFor();
 }
 
-describe('inspector: chat and task state', () => {
+describe.each(STORES)('inspector: chat and task state on $name', ({ name, url }) => {
+  let server: InspectorServer;
+  beforeAll(async () => {
+    server = await startInspectorServer(url);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
   it('runs a flight booking through the chat panel and shows the task move through its states', async () => {
     const user = rand('ada');
     const session = await apiCall<Session>(server, 'POST', '/v1/sessions', {
@@ -57,7 +73,7 @@ describe('inspector: chat and task state', () => {
     await say(page, 'I need a flight to Shenzhen', 'Where are you flying from?');
     await diagramState(page, 'COLLECTING');
     expect(await page.locator('.slot.missing').count()).toBeGreaterThan(0);
-    await screenshot(page, 'flight-collecting');
+    await screenshot(page, `flight-collecting-${name}`);
 
     await say(page, 'from Chengdu, on Dec 20', 'Which cabin class');
     await say(page, 'economy', "What is the passenger's full name?");
@@ -93,7 +109,7 @@ describe('inspector: chat and task state', () => {
     expect(await timeline.locator('li[data-kind="message"]').count()).toBe(10);
     expect(await timeline.locator('li[data-kind="checkpoint"]').count()).toBeGreaterThan(0);
     await page.getByTestId('context').getByText('tokens').waitFor();
-    await screenshot(page, 'flight-done');
+    await screenshot(page, name === 'sqlite' ? 'flight-done' : `flight-done-${name}`);
 
     expect(requests.length).toBeGreaterThan(0);
     for (const url of requests) expect(url.startsWith(`${server.url}/`)).toBe(true);

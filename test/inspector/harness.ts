@@ -81,10 +81,11 @@ function flakyBuilds(tools: ReturnType<typeof createDemoTools>, lost: Map<string
   );
 }
 
-export async function startInspectorServer(): Promise<InspectorServer> {
+/** The server on a SQLite file in a temp dir, or on `storeUrl` (for example a PostgreSQL schema). */
+export async function startInspectorServer(storeUrl?: string): Promise<InspectorServer> {
   const dir = mkdtempSync(join(tmpdir(), 'agentstate-inspector-'));
   const dbFile = join(dir, 'state.db');
-  const store = await openStore(`sqlite:${dbFile}`);
+  const store = await openStore(storeUrl ?? `sqlite:${dbFile}`);
   const airline: AirlineService = await startAirlineService({ dataDir: join(dir, 'airline') });
   const lostBuilds = new Map<string, JsonValue>();
   const tools = flakyBuilds(
