@@ -55,19 +55,22 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-async function dropRedisPrefix(prefix: string): Promise<void> {
+/** Deletes the keys under `prefix`; answers how many there were. */
+async function dropRedisPrefix(prefix: string): Promise<number> {
   const redis = new Redis(REDIS_BASE, { lazyConnect: true, maxRetriesPerRequest: 2 });
   await redis.connect();
+  let deleted = 0;
   try {
     let cursor = '0';
     do {
       const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
       cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
+      if (keys.length > 0) deleted += await redis.del(...keys);
     } while (cursor !== '0');
   } finally {
     redis.disconnect();
   }
+  return deleted;
 }
 
 function statelessSuite(name: string, storeUrl: string, cleanup: () => Promise<void>): void {
@@ -176,7 +179,9 @@ statelessSuite(
   'redis tiered over postgres',
   `${REDIS_BASE}?prefix=${tieredPrefix}&durable=${encodeURIComponent(withSchema(tieredSchema))}`,
   async () => {
-    await dropRedisPrefix(tieredPrefix);
+    const deleted = await dropRedisPrefix(tieredPrefix);
     await dropSchema(tieredSchema);
+    // The tiered store really kept its hot state in Redis under this prefix.
+    expect(deleted).toBeGreaterThan(0);
   },
 );
