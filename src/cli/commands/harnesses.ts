@@ -42,7 +42,8 @@ export function registerHarnessCommands(program: Command): void {
       });
       print(result.markdown);
       const { report } = result;
-      if (report.recovered !== report.runs || report.identical_output !== report.runs) process.exitCode = 1;
+      if (report.recovered !== report.scenarios || report.identical_output !== report.scenarios)
+        process.exitCode = 1;
       if (report.duplicate_side_effects !== 0) process.exitCode = 1;
     });
 
