@@ -4,7 +4,8 @@
  * `idempotencyTtlSeconds`. A retry with the same key and body gets that answer again (with the header
  * `Idempotent-Replayed: true`) and changes nothing; the same key with another body, or while the first
  * is still running, answers 409 `conflict`. Answers that a retry should not repeat (409, 429, 5xx) release
- * the key so the client can try again.
+ * the key so the client can try again. A claim whose request never finished (the process died) is free
+ * again after IN_PROGRESS_TTL_SECONDS rather than after the whole TTL.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -21,6 +22,9 @@ interface HeldKey {
 }
 
 const held = new WeakMap<FastifyRequest, HeldKey>();
+
+/** How long a claimed key waits for its request to finish: far longer than any turn, far shorter than a day. */
+export const IN_PROGRESS_TTL_SECONDS = 600;
 
 export function requestHash(method: string, url: string, body: unknown): string {
   const text = body === undefined ? '' : canonicalJson(body as JsonValue);
@@ -44,7 +48,8 @@ export function registerIdempotency(app: FastifyInstance, store: StateStore, ttl
     }
     const scope = requestKeyScopeOf(request.principal);
     const hash = requestHash(request.method, request.url, request.body);
-    const claim = await store.claimRequestKey(scope, header, hash, ttlSeconds);
+    const inProgress = Math.min(ttlSeconds, IN_PROGRESS_TTL_SECONDS);
+    const claim = await store.claimRequestKey(scope, header, hash, ttlSeconds, inProgress);
     switch (claim.state) {
       case 'new':
         held.set(request, { scope, key: header });

@@ -310,11 +310,16 @@ export interface StateStore {
   releaseLease(scope: Scope, name: string, owner: string): Promise<boolean>;
 
   // request idempotency (HTTP Idempotency-Key)
+  /**
+   * Claims `key` for a request. It is kept `ttl_seconds` once completed; until then it expires after
+   * `in_progress_ttl_seconds` (default: ttl_seconds), so a claim whose request died is not held for a day.
+   */
   claimRequestKey(
     scope: Scope,
     key: string,
     request_hash: string,
     ttl_seconds: number,
+    in_progress_ttl_seconds?: number,
   ): Promise<RequestKeyClaim>;
   completeRequestKey(scope: Scope, key: string, response: StoredResponse): Promise<void>;
   releaseRequestKey(scope: Scope, key: string): Promise<void>;

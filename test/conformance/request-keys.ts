@@ -24,6 +24,31 @@ export function requestKeyTests(t: Ctx): void {
       });
     });
 
+    it('an unfinished claim expires after in_progress_ttl_seconds; a completed one lives ttl_seconds', async () => {
+      const dead = uniqueKey('req');
+      expect(await t.store.claimRequestKey(t.scope, dead, 'h1', 86_400, 10)).toEqual({ state: 'new' });
+      t.clock.advance(9_999);
+      expect(await t.store.claimRequestKey(t.scope, dead, 'h1', 86_400, 10)).toEqual({
+        state: 'in_progress',
+      });
+      t.clock.advance(1);
+      expect(await t.store.claimRequestKey(t.scope, dead, 'h1', 86_400, 10)).toEqual({ state: 'new' });
+      const done = uniqueKey('req');
+      await t.store.claimRequestKey(t.scope, done, 'h1', 3600, 10);
+      t.clock.advance(5_000);
+      await t.store.completeRequestKey(t.scope, done, { status: 201, body: { ok: true } });
+      t.clock.advance(3_599_000);
+      expect(await t.store.claimRequestKey(t.scope, done, 'h1', 3600, 10)).toEqual({
+        state: 'done',
+        response: { status: 201, body: { ok: true } },
+      });
+      await expectInvalid(
+        t.store,
+        t.store.claimRequestKey(t.scope, uniqueKey('req'), 'h1', 3600, 0),
+        'in_progress_ttl_seconds',
+      );
+    });
+
     it('a different request hash is a mismatch, before and after completion', async () => {
       const key = uniqueKey('req');
       await t.store.claimRequestKey(t.scope, key, 'h1', 3600);

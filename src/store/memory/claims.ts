@@ -40,18 +40,20 @@ export function claimRequestKey(
   requestKey: string,
   request_hash: string,
   ttl_seconds: number,
+  in_progress_ttl_seconds: number = ttl_seconds,
 ): RequestKeyClaim {
   checkScope(scope);
   name(requestKey, 'request key');
   name(request_hash, 'request_hash');
   positiveInt(ttl_seconds, 'ttl_seconds');
+  positiveInt(in_progress_ttl_seconds, 'in_progress_ttl_seconds');
   const k = key(scope.tenant_id, scope.user_id, requestKey);
   const held = c.t.requestKeys.get(k);
   if (held === undefined || held.expires_ms <= c.now) {
     c.tx.set(c.t.requestKeys, k, {
       request_hash,
       ttl_seconds,
-      expires_ms: c.now + ttl_seconds * 1000,
+      expires_ms: c.now + in_progress_ttl_seconds * 1000,
       response: null,
     });
     return { state: 'new' };

@@ -214,8 +214,14 @@ export class MemoryStore implements StateStore {
   releaseLease(scope: Scope, name: string, owner: string): Promise<boolean> {
     return this.run((c) => claims.releaseLease(c, scope, name, owner));
   }
-  claimRequestKey(scope: Scope, key: string, hash: string, ttl_seconds: number): Promise<RequestKeyClaim> {
-    return this.run((c) => claims.claimRequestKey(c, scope, key, hash, ttl_seconds));
+  claimRequestKey(
+    scope: Scope,
+    key: string,
+    hash: string,
+    ttl_seconds: number,
+    in_progress_ttl_seconds?: number,
+  ): Promise<RequestKeyClaim> {
+    return this.run((c) => claims.claimRequestKey(c, scope, key, hash, ttl_seconds, in_progress_ttl_seconds));
   }
   completeRequestKey(scope: Scope, key: string, response: StoredResponse): Promise<void> {
     return this.run((c) => claims.completeRequestKey(c, scope, key, response));

@@ -49,11 +49,19 @@ interface RequestRecord {
   readonly response: StoredResponse | null;
 }
 
-export function claimRequestKey(ctx: Ctx, scope: Scope, key: string, hash: string, ttlSeconds: number) {
+export function claimRequestKey(
+  ctx: Ctx,
+  scope: Scope,
+  key: string,
+  hash: string,
+  ttlSeconds: number,
+  inProgressTtlSeconds: number = ttlSeconds,
+) {
   v.checkScope(scope);
   v.text(key, 'key', 512);
   v.text(hash, 'request_hash', 512);
   v.ttlSeconds(ttlSeconds, 'ttl_seconds');
+  v.ttlSeconds(inProgressTtlSeconds, 'in_progress_ttl_seconds');
   const redisKey = userKeys(ctx, scope.tenant_id, scope.user_id).requestKey(key);
   return runPlan(ctx, async (plan): Promise<RequestKeyClaim> => {
     const row = await plan.read(redisKey);
@@ -64,9 +72,10 @@ export function claimRequestKey(ctx: Ctx, scope: Scope, key: string, hash: strin
       return held.response === null ? { state: 'in_progress' } : { state: 'done', response: held.response };
     }
     const ttlMs = ttlSeconds * 1000;
-    const record: RequestRecord = { hash, expires_ms: now + ttlMs, ttl_ms: ttlMs, response: null };
+    const inProgressMs = inProgressTtlSeconds * 1000;
+    const record: RequestRecord = { hash, expires_ms: now + inProgressMs, ttl_ms: ttlMs, response: null };
     plan.put(redisKey, JSON.stringify(record));
-    plan.write('PEXPIRE', redisKey, ttlSeconds * 1000 + 10_000);
+    plan.write('PEXPIRE', redisKey, inProgressMs + 10_000);
     return { state: 'new' };
   });
 }

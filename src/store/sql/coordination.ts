@@ -45,6 +45,7 @@ export async function claimRequestKeyRow(
   key: string,
   request_hash: string,
   ttl_seconds: number,
+  in_progress_ttl_seconds: number,
 ): Promise<RequestKeyClaim> {
   const now = nowIso(ctx);
   const taken = await q.run(
@@ -53,7 +54,15 @@ export async function claimRequestKeyRow(
       ON CONFLICT (tenant_id, user_id, key) DO UPDATE SET request_hash = excluded.request_hash,
       state = excluded.state, response = NULL, ttl_seconds = excluded.ttl_seconds, expires_at = excluded.expires_at
       WHERE request_keys.expires_at <= ?`,
-    [scope.tenant_id, scope.user_id, key, request_hash, ttl_seconds, isoAfter(ctx, ttl_seconds * 1000), now],
+    [
+      scope.tenant_id,
+      scope.user_id,
+      key,
+      request_hash,
+      ttl_seconds,
+      isoAfter(ctx, in_progress_ttl_seconds * 1000),
+      now,
+    ],
   );
   if (taken > 0) return { state: 'new' };
   const row = await q.get(
@@ -61,7 +70,8 @@ export async function claimRequestKeyRow(
     [scope.tenant_id, scope.user_id, key],
   );
   // Released between the upsert and the read: try again.
-  if (row === undefined) return claimRequestKeyRow(ctx, q, scope, key, request_hash, ttl_seconds);
+  if (row === undefined)
+    return claimRequestKeyRow(ctx, q, scope, key, request_hash, ttl_seconds, in_progress_ttl_seconds);
   if (String(row.request_hash) !== request_hash) return { state: 'mismatch' };
   if (String(row.state) !== 'done') return { state: 'in_progress' };
   return { state: 'done', response: JSON.parse(String(row.response)) as StoredResponse };

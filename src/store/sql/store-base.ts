@@ -116,14 +116,23 @@ export abstract class SqlStoreBase {
     };
     return this.do('read', check, (q) => co.releaseLeaseRow(this.ctx, q, scope, name, owner));
   }
-  claimRequestKey(scope: t.Scope, key: string, hash: string, ttl_seconds: number) {
+  claimRequestKey(
+    scope: t.Scope,
+    key: string,
+    hash: string,
+    ttl_seconds: number,
+    in_progress_ttl_seconds: number = ttl_seconds,
+  ) {
     const check = () => {
       this.v.scope(scope);
       this.v.name(key, 'request key');
       this.v.name(hash, 'request_hash');
       this.v.positiveInt(ttl_seconds, 'ttl_seconds');
+      this.v.positiveInt(in_progress_ttl_seconds, 'in_progress_ttl_seconds');
     };
-    return this.do('read', check, (q) => co.claimRequestKeyRow(this.ctx, q, scope, key, hash, ttl_seconds));
+    return this.do('read', check, (q) =>
+      co.claimRequestKeyRow(this.ctx, q, scope, key, hash, ttl_seconds, in_progress_ttl_seconds),
+    );
   }
   completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse) {
     const check = (): t.StoredResponse => {

@@ -145,8 +145,8 @@ export class TieredStore implements t.StateStore {
     this.run('postgres', () => this.pg.acquireLease(s, name, owner, ms));
   releaseLease: t.StateStore['releaseLease'] = (s, name, owner) =>
     this.run('postgres', () => this.pg.releaseLease(s, name, owner));
-  claimRequestKey: t.StateStore['claimRequestKey'] = (s, key, hash, ttl) =>
-    this.run('postgres', () => this.pg.claimRequestKey(s, key, hash, ttl));
+  claimRequestKey: t.StateStore['claimRequestKey'] = (s, key, hash, ttl, inProgressTtl) =>
+    this.run('postgres', () => this.pg.claimRequestKey(s, key, hash, ttl, inProgressTtl));
   completeRequestKey: t.StateStore['completeRequestKey'] = (s, key, response) =>
     this.run('postgres', () => this.pg.completeRequestKey(s, key, response));
   releaseRequestKey: t.StateStore['releaseRequestKey'] = (s, key) =>
