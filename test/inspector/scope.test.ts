@@ -50,6 +50,8 @@ describe('inspector: scope', () => {
       if (new URL(response.url()).pathname.startsWith('/v1/'))
         bodies.push(await response.text().catch(() => ''));
     });
+    // The first list may have loaded before the listener: wait for the next poll of the list.
+    await page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/sessions');
     expect(await page.getByTestId('who').textContent()).toContain(`user ${alice}`);
     for (const session of mine) await page.locator(`tr[data-session="${session.id}"]`).waitFor();
     const listed = await page
