@@ -17,6 +17,7 @@ import {
   readSync,
   writeSync,
 } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 
@@ -54,6 +55,29 @@ export function appendLedger(path: string, entry: LedgerEntry): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * Appends several entries with one write and one fsync (group commit), without blocking the event loop:
+ * once the promise resolves, every line is on disk. The same torn-line rule as appendLedger applies.
+ */
+export async function appendLedgerBatch(path: string, entries: readonly LedgerEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  await mkdir(dirname(path), { recursive: true });
+  const file = await open(path, 'a+');
+  try {
+    const { size } = await file.stat();
+    let lead = '';
+    if (size > 0) {
+      const last = Buffer.alloc(1);
+      await file.read(last, 0, 1, size - 1);
+      if (last[0] !== 0x0a) lead = '\n';
+    }
+    await file.write(`${lead}${entries.map((entry) => `${JSON.stringify(entry)}\n`).join('')}`);
+    await file.sync();
+  } finally {
+    await file.close();
   }
 }
 

@@ -142,3 +142,45 @@ describe('demo airline: validation', () => {
     expect(readLedger(airline.ledgerPath)).toHaveLength(0);
   });
 });
+
+describe('demo airline: bookings at once (group commit)', () => {
+  it('writes each of 30 keys once while 11 more requests at once reuse one of the keys', async () => {
+    const keys = Array.from({ length: 30 }, newKey);
+    const shared = keys[0] as string;
+    const other = { ...trip, passenger: 'Grace Hopper' };
+    const bodiesSent = [...keys.map(() => trip), ...Array.from({ length: 10 }, () => trip), other];
+    const keysSent = [...keys, ...Array.from({ length: 11 }, () => shared)];
+    const answers = await Promise.all(bodiesSent.map((body, i) => post(body, keysSent[i] as string)));
+    const statuses = answers.map((a) => a.status);
+    const bodies = (await Promise.all(answers.map((a) => a.json()))) as Record<string, unknown>[];
+    // Every other key books once.
+    expect(statuses.slice(1, 30)).toEqual(keys.slice(1).map(() => 201));
+    // The shared key: exactly one request books it; the others with the same trip get that booking
+    // (200, replayed), those with another trip get 409.
+    const sharedAt = keysSent.flatMap((key, i) => (key === shared ? [i] : []));
+    const winners = sharedAt.filter((i) => statuses[i] === 201);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0] as number;
+    for (const i of sharedAt) {
+      if (i === winner) continue;
+      const same = bodiesSent[i] === bodiesSent[winner];
+      expect(statuses[i]).toBe(same ? 200 : 409);
+      if (same) expect(bodies[i]?.booking_id).toBe(bodies[winner]?.booking_id);
+    }
+    const counts = countSideEffects(airline.ledgerPath);
+    expect(Object.keys(counts).sort()).toEqual([...keys].sort());
+    expect(Object.values(counts).every((n) => n === 1)).toBe(true);
+    const pnrs = new Set(readLedger(airline.ledgerPath).map((e) => (e.result as { pnr: string }).pnr));
+    expect(pnrs.size).toBe(30);
+  });
+
+  it('remembers every booking of a burst after a restart', async () => {
+    const keys = Array.from({ length: 20 }, newKey);
+    const made = await Promise.all(keys.map((key) => post(trip, key)));
+    expect(made.every((a) => a.status === 201)).toBe(true);
+    await airline.close();
+    airline = await startAirlineService({ dataDir: dir, port: 0 });
+    const again = await Promise.all(keys.map((key) => post(trip, key)));
+    expect(again.map((a) => a.status)).toEqual(keys.map(() => 200));
+  });
+});

@@ -1,9 +1,12 @@
 /**
  * The airline's bookings, kept in its ledger on disk. The ledger line IS the booking: it is fsync'd before
  * the airline answers, and reloaded at start, so a restarted airline remembers every key it has seen.
+ * Bookings that arrive while a write is in progress are written together by the next one (group commit:
+ * one write and one fsync for all of them), so many users booking at once do not queue behind one fsync
+ * each; no answer is sent before its line is on disk.
  */
 import { join } from 'node:path';
-import { appendLedger, fingerprintOf, readLedger } from '../ledger.js';
+import { appendLedgerBatch, fingerprintOf, type LedgerEntry, readLedger } from '../ledger.js';
 import { type Booking, type BookingRequest, makeBooking, pnrFor } from './booking.js';
 
 export const AIRLINE_TOOL = 'airline.book';
@@ -23,6 +26,10 @@ export class AirlineLedger {
   private readonly byKey = new Map<string, Stored>();
   private readonly byId = new Map<string, Booking>();
   private readonly pnrs = new Set<string>();
+  /** Bookings accepted but not yet on disk, by key: a second request with the key waits for the first. */
+  private readonly unwritten = new Map<string, Promise<Stored>>();
+  private queue: { entry: LedgerEntry; done: (error: unknown) => void }[] = [];
+  private writing = false;
 
   constructor(dataDir: string) {
     this.path = join(dataDir, 'airline-ledger.jsonl');
@@ -50,10 +57,13 @@ export class AirlineLedger {
     return this.byId.get(id) ?? null;
   }
 
-  /** Books once per key. Synchronous from check to fsync, so two requests with one key cannot both book. */
-  book(key: string, request: BookingRequest): BookOutcome {
+  /**
+   * Books once per key: the check and the reservation of the key are synchronous, so two requests with one
+   * key cannot both book; the answer waits until the booking's line is fsync'd.
+   */
+  async book(key: string, request: BookingRequest): Promise<BookOutcome> {
     const fingerprint = fingerprintOf(request);
-    const existing = this.byKey.get(key);
+    const existing = this.byKey.get(key) ?? (await this.unwritten.get(key));
     if (existing !== undefined) {
       const kind = existing.fingerprint === fingerprint ? 'replayed' : 'key_reused';
       return { kind, booking: existing.booking };
@@ -61,8 +71,54 @@ export class AirlineLedger {
     let attempt = 0;
     while (this.pnrs.has(pnrFor(key, attempt))) attempt++;
     const booking = makeBooking(key, request, pnrFor(key, attempt));
-    appendLedger(this.path, { key, tool: AIRLINE_TOOL, fingerprint, result: booking });
-    this.remember(key, fingerprint, booking);
+    this.pnrs.add(booking.pnr);
+    const stored: Stored = { fingerprint, booking };
+    const written = this.write({ key, tool: AIRLINE_TOOL, fingerprint, result: booking }).then(
+      () => {
+        this.remember(key, fingerprint, booking);
+        return stored;
+      },
+      (error: unknown) => {
+        this.pnrs.delete(booking.pnr);
+        throw error;
+      },
+    );
+    this.unwritten.set(key, written);
+    try {
+      await written;
+    } finally {
+      this.unwritten.delete(key);
+    }
     return { kind: 'created', booking };
+  }
+
+  private write(entry: LedgerEntry): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ entry, done: (error) => (error === undefined ? resolve() : reject(error)) });
+      if (!this.writing) void this.flush();
+    });
+  }
+
+  /** Writes what is queued, one batch after another, until the queue is empty. */
+  private async flush(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        let failure: unknown;
+        try {
+          await appendLedgerBatch(
+            this.path,
+            batch.map((item) => item.entry),
+          );
+        } catch (error) {
+          failure = error ?? new Error('ledger write failed');
+        }
+        for (const item of batch) item.done(failure);
+      }
+    } finally {
+      this.writing = false;
+    }
   }
 }

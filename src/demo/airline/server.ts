@@ -89,7 +89,7 @@ function createHandler(ledger: AirlineLedger, delayMs: number) {
     const key = idempotencyKeyOf(req);
     const parsed = BookingRequestSchema.safeParse(await readJson(req));
     if (!parsed.success) throw new HttpProblem(400, `invalid booking: ${describeIssues(parsed.error)}`);
-    const outcome = ledger.book(key, parsed.data);
+    const outcome = await ledger.book(key, parsed.data);
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     if (outcome.kind === 'key_reused') {
       throw new HttpProblem(409, `Idempotency-Key ${key} was already used for a different booking request`);

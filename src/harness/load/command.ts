@@ -9,6 +9,7 @@ interface LoadCommandOptions {
   readonly users: string;
   readonly turns: string;
   readonly thinkMs: string;
+  readonly rampMs?: string;
   readonly warmup: string;
   readonly saturation: boolean;
   readonly report?: string;
@@ -37,6 +38,10 @@ export function registerLoadCommands(program: Command): void {
     .option('--users <n>', 'simulated users', '50')
     .option('--turns <n>', 'turns per user (5 is a whole booking)', '5')
     .option('--think-ms <ms>', 'think time between turns under load (0: saturation only)', '1000')
+    .option(
+      '--ramp-ms <ms>',
+      'under load, start the users evenly over this many ms (default: the think time)',
+    )
     .option('--warmup <n>', 'unmeasured users run first', '3')
     .option('--no-saturation', 'skip the saturation phase (no think time)')
     .option('--report <path>', 'write the JSON report here and the Markdown beside it')
@@ -49,6 +54,7 @@ export function registerLoadCommands(program: Command): void {
         users: count('--users', options.users, 2),
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),
+        ...(options.rampMs !== undefined ? { rampMs: count('--ramp-ms', options.rampMs, 0) } : {}),
         warmupUsers: count('--warmup', options.warmup, 0),
         saturation: options.saturation,
         ...(options.report ? { reportPath: options.report } : {}),

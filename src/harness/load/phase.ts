@@ -1,4 +1,5 @@
 /** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
 import { newUser, openUser, type Phase, runTurns, type SimUser, type Target } from './user.js';
@@ -8,9 +9,13 @@ export interface PhaseResult extends Latencies {
   readonly users: number;
   readonly think_ms: number;
   readonly concurrent: boolean;
+  /** Users started evenly over this many ms (the first turn of user i is sent at i x ramp_ms / users). */
+  readonly ramp_ms: number;
   /** Turns per second, from the first turn sent to the last answer received. */
   readonly turns_per_s: number;
   readonly wall_ms: number;
+  /** Latencies of each user's 1st, 2nd, ... turn: where in the conversation the slow turns are. */
+  readonly by_turn: Latencies[];
   readonly errors: number;
   /** The runtime's own timing of the same turns (its Prometheus histogram), when the server exposes it. */
   readonly server: ServerTiming | null;
@@ -22,6 +27,8 @@ export interface PhaseOptions {
   readonly turns: number;
   readonly thinkMs: number;
   readonly concurrent: boolean;
+  /** With `concurrent`: start the users evenly over this many ms rather than all in the same instant. */
+  readonly rampMs?: number;
   readonly runTag: string;
   readonly onProgress?: (line: string) => void;
 }
@@ -57,7 +64,13 @@ export async function runPhase(
   const before = await readHistogram(target.url);
   try {
     if (options.concurrent) {
-      await Promise.all(users.map((user) => runTurns(target, user, options.thinkMs, onTurn)));
+      const ramp = options.rampMs ?? 0;
+      await Promise.all(
+        users.map(async (user, i) => {
+          if (ramp > 0) await sleep((i * ramp) / users.length);
+          await runTurns(target, user, options.thinkMs, onTurn);
+        }),
+      );
     } else {
       for (const user of users) await runTurns(target, user, options.thinkMs, onTurn);
     }
@@ -74,9 +87,13 @@ export async function runPhase(
     users: options.users,
     think_ms: options.thinkMs,
     concurrent: options.concurrent,
+    ramp_ms: options.concurrent ? (options.rampMs ?? 0) : 0,
     ...latencies(turns.map((t) => t.ms)),
     turns_per_s: wall > 0 ? Math.round((turns.length / wall) * 1000 * 100) / 100 : 0,
     wall_ms: Math.round(wall),
+    by_turn: Array.from({ length: options.turns }, (_, i) =>
+      latencies(users.flatMap((user) => (user.turns[i] === undefined ? [] : [user.turns[i].ms]))),
+    ),
     errors: users.reduce((n, user) => n + user.errors.length, 0),
     server: timingBetween(before, after),
   };

@@ -8,9 +8,13 @@ export interface LoadReport {
   readonly started_at: string;
   readonly store: string;
   readonly server: 'child process' | 'external';
+  /** Where the demo airline ran: its own process (as an external service would), or the external server's. */
+  readonly airline: 'child process' | 'external';
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
+  /** The load phase's users started evenly over this many ms (0: all in the same instant). */
+  readonly ramp_ms: number;
   /** CPUs and the 1-minute load average when the run started and ended: figures on a busy machine mislead. */
   readonly machine: { readonly cpus: number; readonly loadavg_start: number; readonly loadavg_end: number };
   /** Every HTTP request the harness sent (tokens, sessions, turns, task lists, probes). */
@@ -43,7 +47,9 @@ export interface LoadReport {
 function row(name: string, r: PhaseResult | null): string {
   if (r === null) return `| ${name} | - | - | - | - | - | - | - |`;
   const server = r.server ? `${r.server.mean_ms} / <= ${r.server.p99_le_ms}` : 'n/a';
-  const who = r.concurrent ? `${r.users} at once` : `${r.users}, one at a time`;
+  const who = r.concurrent
+    ? `${r.users} at once${r.ramp_ms > 0 ? ` (started over ${r.ramp_ms} ms)` : ''}`
+    : `${r.users}, one at a time`;
   return `| ${name} | ${who}, think ${r.think_ms} ms | ${r.count} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.turns_per_s} | ${server} |`;
 }
 
@@ -53,7 +59,7 @@ export function toMarkdown(report: LoadReport): string {
   const lines = [
     '# Isolation under load',
     '',
-    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}), started ${report.started_at}.`,
+    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}, demo airline: ${report.airline}), started ${report.started_at}.`,
     '',
     `Machine: ${report.machine.cpus} CPUs, load average ${report.machine.loadavg_start} at the start, ${report.machine.loadavg_end} at the end.`,
     '',
@@ -72,11 +78,26 @@ export function toMarkdown(report: LoadReport): string {
     row('saturation', report.saturation),
     '',
     'Latency is one turn request, measured by the client from sending to the last byte of the answer.',
+    'Under load the users start evenly over the ramp (as people arrive, or a k6 ramp) and then keep their',
+    'think time (with ±20% jitter) between turns; `--ramp-ms 0` sends every first turn in the same instant.',
     '"server" is the server\'s own handling time of the turn requests (Fastify\'s elapsed time, from its',
     'Prometheus histogram; p99 as the upper bound of its bucket). Client time beyond it was spent before the',
     'server read the request (accept, event-loop queueing) or on the wire; server time beyond the CPU a turn',
     'costs was spent waiting (for the event loop between awaits, a store connection, the store itself).',
   ];
+  const turnRow = (name: string, r: PhaseResult | null) =>
+    r === null ? [] : [`| ${name} | ${r.by_turn.map((t) => `${t.p50_ms} / ${t.p99_ms}`).join(' | ')} |`];
+  const turnNumbers = report.baseline.by_turn.map((_, i) => `turn ${i + 1}`);
+  lines.push(
+    '',
+    'p50 / p99 ms of each turn of the conversation:',
+    '',
+    `| phase | ${turnNumbers.join(' | ')} |`,
+    `| --- | ${turnNumbers.map(() => '---').join(' | ')} |`,
+    ...turnRow('baseline', report.baseline),
+    ...turnRow('load', report.load),
+    ...turnRow('saturation', report.saturation),
+  );
   if (report.error_samples.length > 0) {
     lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));
   }

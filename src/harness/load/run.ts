@@ -1,12 +1,13 @@
 /**
  * The isolation load test (SPEC 7): warm-up, a baseline of users one at a time, all users at once with a
  * think time, all users at once with none (saturation), then cross-user probes and the leak check over every
- * answer. Starts its own server in a child process unless given a URL.
+ * answer. Starts its own server and the demo airline it books with in child processes unless given a URL.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { startAirlineChild } from './airline-child.js';
 import { findLeaks } from './leaks.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { probeAll } from './probes.js';
@@ -29,6 +30,11 @@ export interface LoadTestOptions {
   readonly turns?: number;
   /** Pause between a user's turns under load, ±20% jitter. Default 1000; 0 makes the load phase saturation. */
   readonly thinkMs?: number;
+  /**
+   * Under load, users start evenly over this many ms, as people arriving do (a k6 ramp), so the first turns
+   * are not one burst of every user in the same millisecond. Default: the think time. 0: all at once.
+   */
+  readonly rampMs?: number;
   /** Users run (unmeasured) before the baseline so that neither phase pays for a cold server. Default 3. */
   readonly warmupUsers?: number;
   /** Run the saturation phase (no think time) too. Default true. */
@@ -59,16 +65,20 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   if (!Number.isInteger(users) || users < 2) throw new Error('loadtest: --users must be an integer >= 2');
   if (!Number.isInteger(turns) || turns < 1) throw new Error('loadtest: --turns must be an integer >= 1');
   if (!Number.isFinite(thinkMs) || thinkMs < 0) throw new Error('loadtest: --think-ms must be >= 0');
+  const rampMs = options.rampMs ?? thinkMs;
+  if (!Number.isFinite(rampMs) || rampMs < 0) throw new Error('loadtest: --ramp-ms must be >= 0');
   if (options.url !== undefined && !options.apiKey) throw new Error('loadtest: --url needs --api-key');
   const say = options.onProgress ?? (() => {});
   const temp = mkdtempSync(join(tmpdir(), 'agentstate-loadtest-'));
   const store = options.store ?? `sqlite:${join(temp, 'load.db')}`;
   if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
+  const airline = options.url === undefined ? await startAirlineChild(join(temp, 'airline')) : null;
   const child =
     options.url === undefined
       ? await startServerChild({
           storeUrl: store,
           dataDir: join(temp, 'data'),
+          ...(airline ? { airlineUrl: airline.url } : {}),
           ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
           ...(options.cpuProfDir
             ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] }
@@ -82,6 +92,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     n: number,
     think: number,
     at: boolean,
+    ramp = 0,
   ) =>
     runPhase(target, {
       phase: name,
@@ -89,6 +100,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       turns,
       thinkMs: think,
       concurrent: at,
+      rampMs: ramp,
       runTag,
       onProgress: say,
     });
@@ -101,7 +113,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, false)).users);
     const baseline = await phase('baseline', users, 0, false);
     all.push(...baseline.users);
-    const load = await phase('load', users, thinkMs, true);
+    const load = await phase('load', users, thinkMs, true, thinkMs > 0 ? rampMs : 0);
     all.push(...load.users);
     let saturation: PhaseResult | null = thinkMs === 0 ? load.result : null;
     if (thinkMs > 0 && options.saturation !== false) {
@@ -130,9 +142,11 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       started_at,
       store: child ? store : 'external',
       server: child ? 'child process' : 'external',
+      airline: child ? 'child process' : 'external',
       users,
       turns,
       think_ms: thinkMs,
+      ramp_ms: thinkMs > 0 ? rampMs : 0,
       machine: {
         cpus: availableParallelism(),
         loadavg_start: Math.round(loadStart * 100) / 100,
@@ -169,6 +183,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     return { report, markdown, users: all };
   } finally {
     await child?.close();
+    await airline?.close();
     rmSync(temp, { recursive: true, force: true });
   }
 }

@@ -22,6 +22,8 @@ export interface ServerChildOptions {
   readonly dataDir: string;
   /** Server log level (AGENTSTATE_LOG_LEVEL). Default `warn`: request logs would cost the server CPU. */
   readonly logLevel?: string;
+  /** The demo airline the server books with (AGENTSTATE_AIRLINE_URL); without it the server starts its own. */
+  readonly airlineUrl?: string;
   /** Extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=DIR`. */
   readonly nodeFlags?: readonly string[];
   readonly onStderr?: (text: string) => void;
@@ -52,6 +54,7 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
     AGENTSTATE_JWT_SECRET: randomBytes(32).toString('hex'),
     AGENTSTATE_LOG_LEVEL: options.logLevel ?? 'warn',
   });
+  if (options.airlineUrl !== undefined) env.AGENTSTATE_AIRLINE_URL = options.airlineUrl;
   const [node, ...rest] = cliCommand() as [string, ...string[]];
   const args = [
     ...(options.nodeFlags ?? []),
