@@ -7,6 +7,7 @@
  * being summarized once, forwards, in pages of 500.
  */
 import { AgentStateError, invalidRequest } from '../core/errors.js';
+import type { Session } from '../core/model.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { countMessage, toChatMessage } from './chat-format.js';
 import { storeMessageSource } from './source.js';
@@ -19,6 +20,8 @@ export interface CompactOptions {
   readonly store: StateStore;
   readonly scope: ReadScope;
   readonly sessionId: string;
+  /** The session when the caller has it already (it must be `sessionId` in `scope`): saves reading it. */
+  readonly session?: Session;
   /** Compact when the messages after the last summary exceed this many tokens. */
   readonly thresholdTokens: number;
   /** Tokens of the newest messages left out of the summary. Default half the threshold. */
@@ -45,7 +48,13 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
       `compaction: keepTokens must be an integer in 0..thresholdTokens, got ${String(keepTokens)}`,
     );
   }
-  const session = await store.getSession(scope, sessionId);
+  const known = options.session;
+  const fits =
+    known !== undefined &&
+    known.id === sessionId &&
+    known.tenant_id === scope.tenant_id &&
+    (scope.user_id === undefined || known.user_id === scope.user_id);
+  const session = fits ? known : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found`);
   const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
   const tokenizer = options.tokenizer ?? (await loadTokenizer());

@@ -9,6 +9,7 @@
  */
 import { maybeCompact } from '../context/compact.js';
 import { invalidRequest } from '../core/errors.js';
+import type { Session } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
 
 /** 4000 tokens: about 40 turns of a slot-filling conversation before the first summary. */
@@ -43,11 +44,14 @@ export async function compactAfterTurn(
   scope: Scope,
   sessionId: string,
   options: ContextOptions = {},
+  /** The session as the turn left it, when known: saves reading it again. */
+  session: Session | null = null,
 ): Promise<boolean> {
   const threshold = options.compactThresholdTokens ?? DEFAULT_COMPACT_THRESHOLD_TOKENS;
   if (threshold === false) return false;
   try {
-    return (await maybeCompact({ store, scope, sessionId, thresholdTokens: threshold })) !== null;
+    const known = session === null ? {} : { session };
+    return (await maybeCompact({ store, scope, sessionId, thresholdTokens: threshold, ...known })) !== null;
   } catch (error) {
     options.onCompactionError?.(error);
     return false;

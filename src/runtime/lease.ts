@@ -14,7 +14,11 @@ export function defaultLeaseOwner(): string {
 }
 
 export interface HeldLease {
-  /** Extends the lease; throws `conflict` when another owner took it (ours had expired). */
+  /**
+   * Extends the lease once a third of its TTL has passed since it was taken or last extended (before that
+   * it cannot have run out, and a store call per commit would be wasted); throws `conflict` when another
+   * owner took it (ours had expired).
+   */
   renew(): Promise<void>;
   release(): Promise<void>;
 }
@@ -29,10 +33,12 @@ export async function acquireSessionLease(
 ): Promise<HeldLease> {
   const name = `session:${sessionId}`;
   const deadline = Date.now() + waitMs;
+  let askedAt = Date.now();
   let lease = await store.acquireLease(scope, name, owner, ttlMs);
   // A process that died holding the lease frees it when its TTL runs out: a resumer may wait for that.
   while (lease === null && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(10, deadline - Date.now()))));
+    askedAt = Date.now();
     lease = await store.acquireLease(scope, name, owner, ttlMs);
   }
   if (lease === null) {
@@ -43,23 +49,29 @@ export async function acquireSessionLease(
     );
   }
   let released = false;
-  const renew = async () => {
+  const renewEvery = Math.max(1_000, Math.floor(ttlMs / 3));
+  // Counted from before the store was asked, so the lease is known to live at least until renewedAt + ttl.
+  let renewedAt = askedAt;
+  const extend = async () => {
     if (released) return;
+    const startedAt = Date.now();
     const again = await store.acquireLease(scope, name, owner, ttlMs);
     if (again === null) {
       throw new AgentStateError('conflict', `session ${sessionId}: the lease was lost to another process`, {
         details: { session_id: sessionId, lease: name },
       });
     }
+    renewedAt = startedAt;
   };
-  const timer = setInterval(
-    () => {
-      renew().catch(() => {
-        // The next commit renews again and reports the loss.
-      });
-    },
-    Math.max(1_000, Math.floor(ttlMs / 3)),
-  );
+  const renew = async () => {
+    if (Date.now() - renewedAt < ttlMs / 3) return;
+    await extend();
+  };
+  const timer = setInterval(() => {
+    extend().catch(() => {
+      // The next commit renews again and reports the loss.
+    });
+  }, renewEvery);
   timer.unref();
   return {
     renew,

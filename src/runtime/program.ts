@@ -28,6 +28,8 @@ import type { ToolRegistry } from './tool.js';
 
 export interface ProgramEnv {
   readonly agent: Agent;
+  /** The session as the turn read it under its lease, if it did: the snapshot starts from it. */
+  readonly session?: Session | null;
   readonly model: Model;
   readonly tools: ToolRegistry;
   readonly policy: RetryPolicy;
@@ -44,6 +46,11 @@ export interface RunOutput {
   readonly task_ids: string[];
   readonly action_ids: string[];
   readonly checkpoint_id: string;
+}
+
+/** The run's output with what its final commit wrote (the session, the tasks it created or updated). */
+export interface ProgramResult extends RunOutput {
+  readonly final: CommitResult;
 }
 
 const FILLING: readonly TaskState[] = ['INIT', 'COLLECTING', 'CONFIRMING'];
@@ -66,11 +73,11 @@ function fromDecision(decision: RouteDecision, tasks: readonly OpenTaskInfo[], a
   return { kind: 'none', reason: decision.reason };
 }
 
-export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOutput> {
+export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<ProgramResult> {
   const { agent, model } = env;
   const { input, session_id: sessionId } = rt.header;
   const snap = (await rt.read('load', async () =>
-    json(await loadSnapshot(rt.store, rt.scope, sessionId, agent)),
+    json(await loadSnapshot(rt.store, rt.scope, sessionId, agent, env.session ?? null)),
   )) as unknown as Snapshot;
   const nowMs = await rt.now();
   await rt.commit('start', null, null);
@@ -225,5 +232,5 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<RunOu
     if (fresh === null) throw error;
     committed = (await rt.commit('turn', finalBatch(fresh.version, fresh), targetId, { output })).result;
   }
-  return { ...output, checkpoint_id: committed.checkpoint_id };
+  return { ...output, checkpoint_id: committed.checkpoint_id, final: committed };
 }

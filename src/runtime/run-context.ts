@@ -52,6 +52,11 @@ export class RunContext {
     this.journal = new Journal(recorded);
   }
 
+  /** Checkpoints the run has written so far (those of earlier attempts included, when resumed). */
+  get checkpointCount(): number {
+    return this.nextStep;
+  }
+
   get runId(): string {
     return this.header.run_id;
   }

@@ -25,8 +25,10 @@ export async function loadSnapshot(
   scope: Scope,
   sessionId: string,
   agent: Agent,
+  /** The session when the caller has just read it (under the run's lease): saves reading it again. */
+  known: Session | null = null,
 ): Promise<Snapshot> {
-  const session = await store.getSession(scope, sessionId);
+  const session = known?.id === sessionId ? known : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const types = new Set(agent.taskTypes.map((type) => type.name));
   const page = await store.listTasks(scope, { state: OPEN_TASK_STATES, limit: MAX_OPEN_TASKS });

@@ -13,7 +13,7 @@ import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { type RunOutput, runProgram } from './program.js';
-import { RunContext, type RunHeader } from './run-context.js';
+import { type CommitResult, RunContext, type RunHeader } from './run-context.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -76,6 +76,7 @@ async function execute(
   lease: HeldLease,
   header: RunHeader,
   recorded: readonly JournalEntry[],
+  session: Session | null = null,
 ): Promise<TurnOutput> {
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
@@ -105,28 +106,40 @@ async function execute(
     policy: { ...DEFAULT_RETRY, ...options.retry },
     timezone,
     contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
+    session,
   });
-  await compactAfterTurn(options.store, options.scope, header.session_id, options.context);
-  if (keep !== false) await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
-  return collect(options, header.run_id, output, recorded.length > 0);
+  const after = output.final.session;
+  await compactAfterTurn(options.store, options.scope, header.session_id, options.context, after);
+  // A run with no more checkpoints than are kept has nothing to prune (most turns write 2 to 5).
+  if (keep !== false && rt.checkpointCount > keep)
+    await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
+  return collect(options, header.run_id, output, recorded.length > 0, output.final);
 }
 
-/** The turn's records as they are now, for the caller. */
+/**
+ * The turn's records as they are now, for the caller. What the run's final commit wrote (`final`: the
+ * session and the tasks of its batch) is as it is now, since nothing of the run writes them after it; the
+ * rest is read.
+ */
 async function collect(
   options: RuntimeOptions,
   runId: string,
   output: RunOutput,
   resumed: boolean,
+  final: CommitResult | null = null,
 ): Promise<TurnOutput> {
   const { store, scope, sessionId } = options;
-  const session = await store.getSession(scope, sessionId);
+  const session = final?.session?.id === sessionId ? final.session : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const open = await store.listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 100 });
+  const known = new Map<string, Task>();
+  for (const task of open.items) known.set(task.id, task);
+  for (const task of final?.tasks ?? []) known.set(task.id, task);
   const tasks: Task[] = [];
   for (const id of output.task_ids) {
-    const task = await store.getTask(scope, id);
+    const task = known.get(id) ?? (await store.getTask(scope, id));
     if (task !== null) tasks.push(task);
   }
-  const open = await store.listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 100 });
   for (const task of open.items) if (!output.task_ids.includes(task.id)) tasks.push(task);
   const actions: Action[] = [];
   for (const id of output.action_ids) {
@@ -204,7 +217,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
       model: request.model ?? 'rules',
       input,
     };
-    return execute(request, lease, header, []);
+    return execute(request, lease, header, [], fresh.session);
   });
 }
 
