@@ -1,9 +1,10 @@
 /**
- * A small fetch client for the demo airline, with a time-out on every call. Errors follow the tool contract:
+ * A small HTTP client (node:http, keep-alive) for the demo airline, with a time-out on every call. Errors follow the tool contract:
  * 400 and 409 are certain refusals (`ToolError` rejected), a refused connection is retryable (nothing was
  * sent), and a time-out, a dropped connection or a 5xx is an unknown outcome to recover by lookup.
  */
 import { AgentStateError } from '../../core/errors.js';
+import { type HttpAnswer, HttpRequestError, httpRequest } from '../../net/http-request.js';
 import { ToolError } from '../../runtime/tool.js';
 import type { Booking, BookingRequest } from './booking.js';
 
@@ -36,12 +37,12 @@ export function outcomeUnknown(message: string, cause?: unknown): AgentStateErro
   });
 }
 
-async function errorText(res: Response): Promise<string> {
+function errorText(answer: HttpAnswer): string {
   try {
-    const body = (await res.json()) as { error?: unknown };
-    return typeof body.error === 'string' ? body.error : `HTTP ${res.status}`;
+    const body = JSON.parse(answer.body) as { error?: unknown };
+    return typeof body.error === 'string' ? body.error : `HTTP ${answer.status}`;
   } catch {
-    return `HTTP ${res.status}`;
+    return `HTTP ${answer.status}`;
   }
 }
 
@@ -49,22 +50,24 @@ export function createAirlineClient(options: AirlineClientOptions): AirlineClien
   const base = options.baseUrl.replace(/\/+$/, '');
   const timeoutMs = options.timeoutMs ?? 5_000;
 
-  async function call(path: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+  async function call(
+    path: string,
+    init: { method: string; headers?: Record<string, string>; body?: string },
+    signal: AbortSignal | undefined,
+  ): Promise<HttpAnswer> {
     try {
-      return await fetch(`${base}${path}`, { ...init, signal: combined });
+      return await httpRequest(`${base}${path}`, { ...init, timeoutMs, ...(signal ? { signal } : {}) });
     } catch (error) {
-      if (timeout.aborted) throw outcomeUnknown(`${path}: no answer within ${timeoutMs} ms`, error);
-      if (signal?.aborted) throw outcomeUnknown(`${path}: aborted by the caller`, error);
-      const code = ((error as { cause?: { code?: unknown } }).cause?.code ?? '') as string;
-      if (code === 'ECONNREFUSED') {
+      if (!(error instanceof HttpRequestError)) throw error;
+      if (error.kind === 'timeout') throw outcomeUnknown(`${path}: no answer within ${timeoutMs} ms`, error);
+      if (error.kind === 'aborted') throw outcomeUnknown(`${path}: aborted by the caller`, error);
+      if (error.kind === 'refused') {
         // the request never reached the airline: certainly nothing was booked, so a retry is safe
         throw new ToolError('retryable', 'unavailable', `[airline] ${path}: connection refused at ${base}`, {
           cause: error,
         });
       }
-      throw outcomeUnknown(`${path}: ${error instanceof Error ? error.message : String(error)}`, error);
+      throw outcomeUnknown(`${path}: ${error.message}`, error);
     }
   }
 
@@ -80,10 +83,10 @@ export function createAirlineClient(options: AirlineClientOptions): AirlineClien
         signal,
       );
       if (res.status === 200 || res.status === 201) {
-        const booking = (await res.json()) as Booking;
-        return { booking, replayed: res.headers.get('idempotent-replayed') === 'true' };
+        const booking = JSON.parse(res.body) as Booking;
+        return { booking, replayed: res.headers['idempotent-replayed'] === 'true' };
       }
-      const message = `[airline] ${await errorText(res)}`;
+      const message = `[airline] ${errorText(res)}`;
       if (res.status === 400) throw new ToolError('rejected', 'invalid_request', message);
       if (res.status === 409) {
         throw new ToolError('rejected', 'conflict', message, { details: { idempotency_key: key } });
@@ -93,12 +96,9 @@ export function createAirlineClient(options: AirlineClientOptions): AirlineClien
 
     async findByKey(key, signal) {
       const res = await call(`/bookings/by-key/${encodeURIComponent(key)}`, { method: 'GET' }, signal);
-      if (res.status === 200) return (await res.json()) as Booking;
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return null;
-      }
-      throw outcomeUnknown(`lookup answered ${res.status}: ${await errorText(res)}`);
+      if (res.status === 200) return JSON.parse(res.body) as Booking;
+      if (res.status === 404) return null;
+      throw outcomeUnknown(`lookup answered ${res.status}: ${errorText(res)}`);
     },
   };
 }

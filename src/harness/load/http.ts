@@ -1,4 +1,6 @@
-/** One timed HTTP request over Node's fetch (undici, keep-alive): status, the whole body text, the time. */
+/** One timed HTTP request (node:http, keep-alive): status, the whole body text, the time. */
+import { httpRequest, keepAliveAgent } from '../../net/http-request.js';
+
 export interface Exchange {
   readonly method: string;
   readonly path: string;
@@ -18,6 +20,8 @@ export interface RequestInit {
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
+/** The simulated users' connections stay open across think times (agentstate keeps them 72 s). */
+const agent = keepAliveAgent(30_000);
 
 export async function request(
   baseUrl: string,
@@ -30,14 +34,15 @@ export async function request(
   const sent = init.body === undefined ? '' : JSON.stringify(init.body);
   const started = performance.now();
   try {
-    const response = await fetch(`${baseUrl}${path}`, {
+    const answer = await httpRequest(`${baseUrl}${path}`, {
       method,
       headers,
       ...(init.body === undefined ? {} : { body: sent }),
-      signal: AbortSignal.timeout(init.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      timeoutMs: init.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      agent,
     });
-    const body = await response.text();
-    return { method, path, sent, status: response.status, body, ms: performance.now() - started };
+    const { status, body } = answer;
+    return { method, path, sent, status, body, ms: performance.now() - started };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { method, path, sent, status: 0, body: '', ms: performance.now() - started, error: message };
