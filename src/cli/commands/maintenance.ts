@@ -23,20 +23,14 @@ export function registerMaintenanceCommands(program: Command): void {
         throw new CliError(`--retention-days must be a positive number`);
       const { deleted, retained } = await withStore(options, async (store) => {
         const deleted = await sweepOnce(store);
-        // Plain Redis keeps no retention index (see docs/lifecycle.md); its tasks stay until deleted.
         const policy = { taskDays: days, actionDays: days, checkpointDays: days };
-        const retained =
-          store.adapter === 'redis'
-            ? null
-            : await sweepRetentionOnce(store, retentionCutoffs(policy, Date.now()));
+        const retained = await sweepRetentionOnce(store, retentionCutoffs(policy, Date.now()));
         return { deleted, retained };
       });
       print(`swept ${deleted} expired session${deleted === 1 ? '' : 's'} from ${storeUrlOf(options)}`);
-      if (retained !== null) {
-        print(
-          `past retention: ${retained.tasks} tasks, ${retained.actions} actions, ${retained.checkpoints} checkpoints deleted`,
-        );
-      }
+      print(
+        `past retention: ${retained.tasks} tasks, ${retained.actions} actions, ${retained.checkpoints} checkpoints deleted`,
+      );
     });
 
   withStoreOptions(
