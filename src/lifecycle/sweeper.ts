@@ -19,10 +19,7 @@ export interface SweeperOptions {
   readonly batchSize?: number;
   /** Upper bound of sessions (and of records of each retained kind) one sweep deletes. Default 100 000. */
   readonly maxPerSweep?: number;
-  /**
-   * How long tasks, actions and checkpoints are kept (default 30 days each); false: never delete them.
-   * Default false on the plain Redis store, which has no retention.
-   */
+  /** How long tasks, actions and checkpoints are kept (default 30 days each); false: never delete them. */
   readonly retention?: RetentionPolicy | false;
   /** The time retention cutoffs are computed from. Default: the system clock. */
   readonly clock?: Clock;
@@ -77,8 +74,7 @@ export function startSweeper(options: SweeperOptions): Sweeper {
   const batchSize = options.batchSize ?? (options.store.adapter === 'sqlite' ? 50 : DEFAULT_SWEEP_BATCH);
   const maxPerSweep = options.maxPerSweep ?? 100_000;
   const clock = options.clock ?? systemClock;
-  // The plain Redis store has no retention (docs/lifecycle.md): off unless asked for (then it reports errors).
-  const policy = options.retention ?? (options.store.adapter === 'redis' ? false : {});
+  const policy = options.retention ?? {};
   // Checked now, so a bad policy fails at start rather than at every sweep.
   if (policy !== false) retentionCutoffs(policy, clock.now());
   const { store, metrics } = options;

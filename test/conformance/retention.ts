@@ -4,32 +4,19 @@
  * actions (SUCCESS / FAILED, never PENDING / UNKNOWN) last changed before actions_before, and tasks last
  * changed before tasks_before with their events, actions and checkpoints; at most `limit` of each kind
  * per call; an absent cutoff deletes nothing of its kind. The suite writes its old records 20 years in the
- * past, so the counts are exact even on a database other tests of the suite used. An adapter without
- * retention must fail loudly, never delete nothing in silence.
+ * past, so the counts are exact even on a database other tests of the suite used.
  */
 import { describe, expect, it } from 'vitest';
 import type { Ctx } from './context.js';
-import { expectError, expectInvalid } from './expect.js';
+import { expectInvalid } from './expect.js';
 import { action, task, uniqueKey } from './fixtures.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const PAST_MS = 20 * 365 * DAY_MS;
 
-/** Redis keeps no age index of tasks, actions and checkpoints: its call fails (see src/store/redis/retention.ts). */
-async function unsupported(t: Ctx): Promise<boolean> {
-  if (t.store.adapter !== 'redis') return false;
-  await expectError(
-    t.store,
-    t.store.sweepRetention({ tasks_before: new Date().toISOString() }, 10),
-    'internal',
-  );
-  return true;
-}
-
 export function retentionTests(t: Ctx): void {
   describe('retention', () => {
     it('deletes old checkpoints, finished actions and tasks; keeps pending, unknown and newer ones', async () => {
-      if (await unsupported(t)) return;
       t.clock.advance(-PAST_MS);
       const old = await task(t.store, t.scope);
       const oldTask = await t.store.updateTask(t.scope, old.id, 1, { state: 'COLLECTING' });
@@ -95,7 +82,6 @@ export function retentionTests(t: Ctx): void {
     });
 
     it('a deleted task takes its events, every action and every checkpoint with it, also newer ones', async () => {
-      if (await unsupported(t)) return;
       t.clock.advance(-PAST_MS);
       const old = await task(t.store, t.scope);
       const pending = await action(t.store, t.scope, old.id);
@@ -120,7 +106,6 @@ export function retentionTests(t: Ctx): void {
     });
 
     it('honours its limit per kind and deletes nothing without cutoffs', async () => {
-      if (await unsupported(t)) return;
       t.clock.advance(-PAST_MS);
       const k = await task(t.store, t.scope);
       for (let i = 0; i < 3; i++) {

@@ -125,23 +125,33 @@ describe('redis key slots', () => {
       });
       clock.advance(3_600_000);
       expect(await store.sweepExpired(10)).toBe(1);
+      const everything = new Date(clock.now()).toISOString();
+      const cutoffs = {
+        tasks_before: everything,
+        actions_before: everything,
+        checkpoints_before: everything,
+      };
+      expect((await store.sweepRetention(cutoffs, 100)).tasks).toBe(2);
     } finally {
       await store.close();
       // MONITOR output may trail behind on a busy server: wait for the last script (the sweep) to show.
-      for (let i = 0; i < 50 && monitor.calls().length < 25; i++)
+      for (let i = 0; i < 50 && monitor.calls().length < 27; i++)
         await new Promise((r) => setTimeout(r, 100));
       await new Promise((resolve) => setTimeout(resolve, 200));
       monitor.stop();
     }
     const calls = monitor.calls();
     const userTag = `{${escapeKeyPart(scope.tenant_id)}:${escapeKeyPart(scope.user_id)}}`;
-    // 25 writes and reads above run a script (the repeated beginAction only reads); all three scripts ran
-    // (each counted once or twice: ioredis sends EVALSHA, or EVAL when the server does not know it yet).
-    expect(calls.length).toBeGreaterThanOrEqual(25);
-    expect(new Set(calls.map((c) => c.script)).size).toBeGreaterThanOrEqual(3);
+    const tenantTag = `{${escapeKeyPart(scope.tenant_id)}}`;
+    // 25 writes and reads above run a script (the repeated beginAction only reads), then retention runs
+    // its own in the user's slot and releases owner entries in the tenant's; all five scripts ran (each
+    // counted once or twice: ioredis sends EVALSHA, or EVAL when the server does not know it yet).
+    expect(calls.length).toBeGreaterThanOrEqual(27);
+    expect(new Set(calls.map((c) => c.script)).size).toBeGreaterThanOrEqual(5);
     for (const call of calls) {
       expect(new Set(call.keys.map(keySlot)).size, call.keys.join(' ')).toBe(1);
-      for (const key of call.keys) expect(key.startsWith(`${prefix}:${userTag}:`), key).toBe(true);
+      const tag = call.keys.every((key) => key.startsWith(`${prefix}:${tenantTag}:`)) ? tenantTag : userTag;
+      for (const key of call.keys) expect(key.startsWith(`${prefix}:${tag}:`), key).toBe(true);
     }
     expect(keySlot(`${prefix}:${userTag}:x`)).toBe(crc16(Buffer.from(userTag.slice(1, -1))) % 16384);
   });

@@ -8,6 +8,7 @@ import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Action, ActionStatus } from '../../core/model.js';
 import type { ActionCompletion, NewAction, ReadScope, Scope } from '../types.js';
+import { noteAge } from './ages.js';
 import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, tenantKeys, userKeys } from './scope.js';
@@ -111,6 +112,10 @@ export async function prepareChangeAction(plan: Plan, scope: Scope, id: string, 
   const current = JSON.parse(row.json) as Action;
   const next = change(current, isoAt(plan.ctx.clock.now()));
   plan.put(keys.action(id), JSON.stringify(next));
+  // Retention only looks at finished actions; a finished action never changes again.
+  if (next.status === 'SUCCESS' || next.status === 'FAILED') {
+    noteAge(plan, scope.tenant_id, scope.user_id, 'actions', id, next.updated_at);
+  }
   if (next.status !== current.status) {
     const member = indexMember(current.created_at, id);
     plan.write('ZREM', keys.actionsByStatus(current.status), member);

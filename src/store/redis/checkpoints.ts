@@ -16,6 +16,7 @@ import {
   runMemo,
 } from '../shared/checkpoint-codec.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
+import { noteAge } from './ages.js';
 import type { UserKeys } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, resolveUser, tenantKeys, userKeys } from './scope.js';
@@ -79,7 +80,11 @@ export async function preparePutCheckpoint(
     created_at: isoAt(ctx.clock.now()),
   };
   const manifestText = JSON.stringify(manifest);
-  plan.put(keys.checkpoint(id), JSON.stringify(stored), { m: manifestText, run });
+  const fields: Record<string, string> = { m: manifestText, run };
+  if (stored.task_id !== null) fields.task = stored.task_id;
+  plan.put(keys.checkpoint(id), JSON.stringify(stored), fields);
+  if (stored.task_id !== null) plan.write('SADD', keys.taskCheckpoints(stored.task_id), id);
+  noteAge(plan, scope.tenant_id, scope.user_id, 'checkpoints', id, stored.created_at);
   plan.write('HSET', keys.runLatest(), run, manifestText);
   for (const blob of blobs)
     plan.write('HSETNX', keys.runBlobs(run), blob.hash, `${blob.base ?? ''}|${blob.data}`);
@@ -209,11 +214,22 @@ export async function pruneCheckpoints(
       for (let i = 0; i < reply[1].length; i += 2) live.add(reply[1][i] as string);
     }
     const dead = (await ctx.redis.hkeys(keys.runBlobs(run))).filter((hash) => !live.has(hash));
+    const tasks = await Promise.all(removed.map((id) => ctx.redis.hget(keys.checkpoint(id), 'task')));
     for (const id of removed) plan.write('DEL', keys.checkpoint(id));
-    // Without a checkpoint left, the next one must not be encoded against blobs removed here.
-    if (keep === 0) plan.write('HDEL', keys.runLatest(), run);
-    for (let i = 0; i < removed.length; i += 500)
+    removed.forEach((id, i) => {
+      const task = tasks[i];
+      if (task !== null && task !== undefined) plan.write('SREM', keys.taskCheckpoints(task), id);
+    });
+    if (keep === 0) {
+      // Without a checkpoint left, the next one must not be encoded against blobs removed here; the bumped
+      // sequence makes a put that read the old latest manifest start again.
+      plan.write('HDEL', keys.runLatest(), run);
+      plan.write('HINCRBY', keys.runSequences(), run, 1);
+    }
+    for (let i = 0; i < removed.length; i += 500) {
       plan.write('ZREM', keys.runCheckpoints(run), ...removed.slice(i, i + 500));
+      plan.write('ZREM', keys.ages('checkpoints'), ...removed.slice(i, i + 500));
+    }
     for (let i = 0; i < dead.length; i += 500)
       plan.write('HDEL', keys.runBlobs(run), ...dead.slice(i, i + 500));
     const owners = tenantKeys(ctx, scope.tenant_id).owners();

@@ -5,7 +5,8 @@
  */
 import { Cluster, Redis } from 'ioredis';
 import { AgentStateError, storeUnavailable } from '../../core/errors.js';
-import { CHECKPOINT_READ_LUA, PLAN_LUA, SWEEP_SESSION_LUA } from './scripts.js';
+import { RETENTION_LUA } from './retention-script.js';
+import { CHECKPOINT_READ_LUA, PLAN_LUA, RELEASE_OWNERS_LUA, SWEEP_SESSION_LUA } from './scripts.js';
 
 export const ADAPTER = 'redis';
 
@@ -16,6 +17,8 @@ export interface RedisScripts {
   readonly plan: ScriptFn;
   readonly sweepSession: ScriptFn;
   readonly checkpointRead: ScriptFn;
+  readonly retention: ScriptFn;
+  readonly releaseOwners: ScriptFn;
 }
 
 export interface ConnectOptions {
@@ -27,6 +30,8 @@ const SCRIPTS = {
   agentstatePlan: PLAN_LUA,
   agentstateSweepSession: SWEEP_SESSION_LUA,
   agentstateCheckpointRead: CHECKPOINT_READ_LUA,
+  agentstateRetention: RETENTION_LUA,
+  agentstateReleaseOwners: RELEASE_OWNERS_LUA,
 } as const;
 
 function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
@@ -84,6 +89,8 @@ export function createClient(
       plan: bound(redis, 'agentstatePlan'),
       sweepSession: bound(redis, 'agentstateSweepSession'),
       checkpointRead: bound(redis, 'agentstateCheckpointRead'),
+      retention: bound(redis, 'agentstateRetention'),
+      releaseOwners: bound(redis, 'agentstateReleaseOwners'),
     },
   };
 }

@@ -11,18 +11,31 @@
  *   P:{t:u}:ts / tss:<sid> / tst:<state>            lex indexes of tasks: all, by session, by state
  *   P:{t:u}:a:<aid>         hash d, r: action        P:{t:u}:ak         hash idempotency key -> action id
  *   P:{t:u}:as / at:<tid> / ast:<status>            lex indexes of actions: all, by task, by status
- *   P:{t:u}:c:<cid>         hash d (checkpoint without channels), m (manifest), run
+ *   P:{t:u}:c:<cid>         hash d (checkpoint without channels), m (manifest), run, task (its task id, if any)
  *   P:{t:u}:cr:<run>        zset checkpoint ids by sequence     P:{t:u}:cb:<run>  hash blob hash -> `base|data`
- *   P:{t:u}:cq              hash run -> last checkpoint sequence
+ *   P:{t:u}:cq              hash run -> last checkpoint sequence (a gap is harmless: bumped to refuse a
+ *                           concurrent put whenever the latest manifest changes under it)
  *   P:{t:u}:cm              hash run -> manifest of its latest checkpoint (what the next one encodes against)
+ *   P:{t:u}:ct:<tid>        set of the ids of the task's checkpoints (deleted with the task)
+ *   P:{t:u}:rt / ra / rc    retention age hints, written by the record's own script: task id by updated ms,
+ *                           finished (SUCCESS/FAILED) action id by updated ms, checkpoint id by created ms
  *   P:{t:u}:mv:<ns>:<key>   hash d, r: memory item (optional native TTL)   P:{t:u}:mi:<ns>  lex index of keys
  *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash d, r: request idempotency key
  *   P:{t}:own               hash id -> user id (sessions, tasks, actions, checkpoints, `run:<run_id>`)
  *   P:{t}:ss / ts / as      lex indexes of the tenant's sessions, tasks, actions
  *   P:{t}:sx                zset session expiry hints (`<created ms>:<sid>` by expires ms) for the sweeper
- *   P:tenants               set of escaped tenant ids (for the sweeper)
+ *   P:{t}:rtu / rau / rcu   zset user id by a lower bound of the oldest score in their rt / ra / rc: where
+ *                           retention looks (written before the user's script, only ever lowered by
+ *                           writers; the sweeper re-scores a user it swept and never removes one, see
+ *                           retention.ts)
+ *   P:tenants               set of escaped tenant ids (for the sweepers)
  *   P:{stats}:st:<status>   zset `<tenant>:<user>:<sid>` by expires ms: live session counts (stats.ts)
  */
+
+/** The kinds of record retention deletes, each with its own age hints. */
+export type AgeKind = 'tasks' | 'actions' | 'checkpoints';
+
+const AGE_KEYS: Record<AgeKind, string> = { tasks: 'rt', actions: 'ra', checkpoints: 'rc' };
 
 /** Escapes an id for use inside a key: `%`, `{`, `}` and `:` become %XX. */
 export function escapeKeyPart(value: string): string {
@@ -101,6 +114,13 @@ export class UserKeys {
   runLatest(): string {
     return `${this.base}cm`;
   }
+  taskCheckpoints(taskId: string): string {
+    return `${this.base}ct:${taskId}`;
+  }
+  /** Retention age hints of one kind (`rt`, `ra`, `rc`). */
+  ages(kind: AgeKind): string {
+    return `${this.base}${AGE_KEYS[kind]}`;
+  }
   memory(namespace: string, key: string): string {
     return `${this.base}mv:${escapeKeyPart(namespace)}:${escapeKeyPart(key)}`;
   }
@@ -134,6 +154,10 @@ export class TenantKeys {
   }
   actions(): string {
     return `${this.base}as`;
+  }
+  /** Users by (a lower bound of) their oldest retention age hint of one kind. */
+  agedUsers(kind: AgeKind): string {
+    return `${this.base}${AGE_KEYS[kind]}u`;
   }
 }
 

@@ -36,6 +36,8 @@ const WRITE_COMMANDS = new Set([
   'ZADD',
   'ZREM',
   'RPUSH',
+  'SADD',
+  'SREM',
   'PEXPIRE',
   'PERSIST',
   'EXTEND',

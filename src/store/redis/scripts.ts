@@ -90,3 +90,16 @@ for i = 2, #KEYS do
 end
 return {records, blobs}
 `;
+
+/**
+ * Removes ids from the tenant's owner hash, each only while it still names this user (a run id can be
+ * shared by users of one tenant; the entry belongs to whoever wrote it first). KEYS: the owner hash.
+ * ARGV: user id, then the ids. Answers how many were removed.
+ */
+export const RELEASE_OWNERS_LUA = `
+local n = 0
+for i = 2, #ARGV do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[1] then n = n + redis.call('HDEL', KEYS[1], ARGV[i]) end
+end
+return n
+`;

@@ -19,6 +19,7 @@ import {
   type TaskPatch,
   type TaskQuery,
 } from '../types.js';
+import { noteAge } from './ages.js';
 import { indexMember, memberId } from './keys.js';
 import { MISSING, SKIP, scanIndex } from './lists.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
@@ -100,6 +101,7 @@ export async function prepareCreateTask(plan: Plan, scope: Scope, input: NewTask
   plan.write('ZADD', keys.tasks(), 0, member);
   plan.write('ZADD', keys.tasksByState(state), 0, member);
   if (task.session_id !== null) plan.write('ZADD', keys.tasksBySession(task.session_id), 0, member);
+  noteAge(plan, scope.tenant_id, scope.user_id, 'tasks', task.id, task.updated_at);
   indexInTenant(plan, scope.tenant_id, scope.user_id, task.id, [
     [tenantKeys(ctx, scope.tenant_id).tasks(), member],
   ]);
@@ -145,6 +147,7 @@ export async function prepareUpdateTask(
   };
   const keys = userKeys(plan.ctx, scope.tenant_id, scope.user_id);
   plan.put(keys.task(id), JSON.stringify(next));
+  noteAge(plan, scope.tenant_id, scope.user_id, 'tasks', id, next.updated_at);
   const member = indexMember(current.created_at, id);
   if (moved) {
     plan.write(
