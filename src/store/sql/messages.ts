@@ -4,11 +4,11 @@
  * processes). Appending renews the session's TTL, not its version.
  */
 import { newId } from '../../core/ids.js';
-import { MESSAGE_ROLES, type Message, type ToolCall } from '../../core/model.js';
+import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../core/model.js';
 import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor } from './executor.js';
-import { MESSAGE_COLUMNS, toJson, toMessage } from './rows.js';
+import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
 
 export const MAX_MESSAGE_LIMIT = 1000;
 
@@ -53,13 +53,21 @@ export function checkMessages(ctx: SqlContext, items: readonly NewMessage[], pat
 }
 
 /** Appends checked messages to a visible session and renews its TTL; not_found when missing or expired. */
+/** Rows per INSERT when appending messages: bounds the statement variants and their parameters. */
+const INSERT_ROWS = 50;
+const MESSAGE_PLACEHOLDERS = `(${'?, '.repeat(11)}?)`;
+
+/**
+ * Appends checked messages to a live session: one UPDATE that counts them and returns the session, one that
+ * renews its TTL, and the rows in multi-row INSERTs. Answers the messages and the session as it now is.
+ */
 export async function appendChecked(
   ctx: SqlContext,
   tx: SqlExecutor,
   scope: ReadScope,
   session_id: string,
   items: readonly CheckedMessage[],
-): Promise<Message[]> {
+): Promise<{ messages: Message[]; session: Session | null }> {
   const where = scopeWhere(scope);
   const now = nowIso(ctx);
   if (items.length === 0) {
@@ -68,48 +76,49 @@ export async function appendChecked(
       [session_id, ...where.params, now],
     );
     if (live === undefined) throw notFound(ctx, 'session', session_id);
-    return [];
+    return { messages: [], session: null };
   }
   const rows = await tx.all(
     `UPDATE sessions SET message_count = message_count + ?, last_activity_at = ?
-      WHERE id = ? AND ${where.sql} AND expires_at > ? RETURNING message_count, ttl_seconds, user_id`,
+      WHERE id = ? AND ${where.sql} AND expires_at > ? RETURNING message_count, ${SESSION_COLUMNS}`,
     [items.length, now, session_id, ...where.params, now],
   );
   const row = rows[0];
   if (row === undefined) throw notFound(ctx, 'session', session_id);
-  await tx.run('UPDATE sessions SET expires_at = ? WHERE id = ?', [
-    isoAfter(ctx, Number(row.ttl_seconds) * 1000),
-    session_id,
-  ]);
+  const expires_at = isoAfter(ctx, Number(row.ttl_seconds) * 1000);
+  await tx.run('UPDATE sessions SET expires_at = ? WHERE id = ?', [expires_at, session_id]);
+  const session = toSession({ ...row, expires_at });
   const first = Number(row.message_count) - items.length + 1;
-  const out: Message[] = [];
-  for (const [i, item] of items.entries()) {
-    const message: Message = {
-      id: newId('message', ctx.random),
-      tenant_id: scope.tenant_id,
-      user_id: String(row.user_id),
-      session_id,
-      seq: first + i,
-      ...item,
-      created_at: now,
-    };
-    await tx.run(`INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-      message.id,
-      message.tenant_id,
-      message.user_id,
-      message.session_id,
-      message.seq,
-      message.role,
-      message.content,
-      message.name,
-      message.tool_calls === null ? null : toJson(message.tool_calls),
-      message.tool_call_id,
-      toJson(message.metadata),
-      message.created_at,
-    ]);
-    out.push(message);
+  const out: Message[] = items.map((item, i) => ({
+    id: newId('message', ctx.random),
+    tenant_id: scope.tenant_id,
+    user_id: session.user_id,
+    session_id,
+    seq: first + i,
+    ...item,
+    created_at: now,
+  }));
+  for (let start = 0; start < out.length; start += INSERT_ROWS) {
+    const chunk = out.slice(start, start + INSERT_ROWS);
+    await tx.run(
+      `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES ${chunk.map(() => MESSAGE_PLACEHOLDERS).join(', ')}`,
+      chunk.flatMap((message) => [
+        message.id,
+        message.tenant_id,
+        message.user_id,
+        message.session_id,
+        message.seq,
+        message.role,
+        message.content,
+        message.name,
+        message.tool_calls === null ? null : toJson(message.tool_calls),
+        message.tool_call_id,
+        toJson(message.metadata),
+        message.created_at,
+      ]),
+    );
   }
-  return out;
+  return { messages: out, session };
 }
 
 /** Messages of a visible session only: the join makes scope and expiry part of the query. */

@@ -60,7 +60,11 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.id(session_id, 'session', 'session id');
       return m.checkMessages(this.ctx, messages, 'messages');
     };
-    return this.do('write', check, (tx, c) => m.appendChecked(this.ctx, tx, scope, session_id, c));
+    return this.do(
+      'write',
+      check,
+      async (tx, c) => (await m.appendChecked(this.ctx, tx, scope, session_id, c)).messages,
+    );
   }
   listMessages(scope: t.ReadScope, session_id: string, query: t.MessageQuery = {}) {
     const id: [string, IdKind, string] = [session_id, 'session', 'session id'];

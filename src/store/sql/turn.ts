@@ -10,7 +10,7 @@ import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { SqlContext } from './context.js';
 import type { SqlExecutor } from './executor.js';
 import { appendChecked, checkMessages } from './messages.js';
-import { applySessionPatch, checkSessionPatch, selectSession } from './sessions.js';
+import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
 
 export type CheckedBatch = ReturnType<typeof checkBatch>;
@@ -92,10 +92,9 @@ export async function writeTurn(
     );
   }
   if (b.messages !== null) {
-    messages = await appendChecked(ctx, tx, scope, b.messages.session_id, b.messages.items);
-    if (session === null || session.id === b.messages.session_id) {
-      session = (await selectSession(ctx, tx, scope, b.messages.session_id)) ?? session;
-    }
+    const appended = await appendChecked(ctx, tx, scope, b.messages.session_id, b.messages.items);
+    messages = appended.messages;
+    if (session === null || session.id === b.messages.session_id) session = appended.session ?? session;
   }
   if (b.checkpoint !== null) checkpoint = await insertCheckpoint(ctx, tx, scope, b.checkpoint);
   return { session, tasks, actions, messages, checkpoint };
