@@ -6,7 +6,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { AgentStateMetrics } from '../observability/metrics.js';
 
-export function registerMetrics(app: FastifyInstance, metrics: AgentStateMetrics): void {
+/**
+ * `collect` answers the Prometheus text; default: this process's registry (a worker of a cluster passes one
+ * that asks the primary for every worker's, see observability/cluster-metrics.ts).
+ */
+export function registerMetrics(
+  app: FastifyInstance,
+  metrics: AgentStateMetrics,
+  collect: () => Promise<string> = () => metrics.registry.metrics(),
+): void {
   app.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions.url ?? 'unmatched';
     if (route === '/metrics') return;
@@ -15,7 +23,7 @@ export function registerMetrics(app: FastifyInstance, metrics: AgentStateMetrics
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
-    const text = await metrics.registry.metrics();
+    const text = await collect();
     return reply.header('content-type', metrics.registry.contentType).send(text);
   });
 }

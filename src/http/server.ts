@@ -46,6 +46,8 @@ export interface ServerOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Prometheus metrics: serves `GET /metrics` (no token needed) and counts requests. Default: none. */
   readonly metrics?: AgentStateMetrics;
+  /** What `GET /metrics` answers. Default: the text of `metrics.registry` (a cluster worker passes its own). */
+  readonly collectMetrics?: () => Promise<string>;
   /** The time used to check token expiry. Default: the system clock. */
   readonly now?: () => number;
   /** The inspector page at `/` (SPEC 5). Default: served, describing the agents of `agents`; `false`: not served. */
@@ -144,7 +146,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  if (options.metrics) registerMetrics(app, options.metrics);
+  if (options.metrics) registerMetrics(app, options.metrics, options.collectMetrics);
   registerIdempotency(app, store, config.limits.idempotencyTtlSeconds);
   let turns = options.turns ?? null;
   if (turns === null && options.agents !== undefined) {

@@ -1,5 +1,6 @@
 /**
- * `agentstate serve`: the HTTP API on one store, with the expiry sweeper and graceful shutdown.
+ * `agentstate serve`: the HTTP API on one store, with the expiry sweeper and graceful shutdown; with
+ * `--workers N`, N such processes on one port (serve-cluster.ts).
  * Logs are JSON lines on stdout; the start banner (URL, store, how to chat) goes to stderr.
  */
 import type { Command } from 'commander';
@@ -7,6 +8,7 @@ import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../h
 import { openStore } from '../../store/open.js';
 import { storeUrlOf } from '../context.js';
 import { parsePort } from './parse.js';
+import { type ListeningMessage, parseWorkers, runClusterPrimary, workerIndex } from './serve-cluster.js';
 
 interface ServeOptions {
   readonly store?: string;
@@ -16,6 +18,7 @@ interface ServeOptions {
   readonly config?: string;
   readonly dataDir: string;
   readonly sweepIntervalMs?: string;
+  readonly workers: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -37,6 +40,11 @@ export function registerServeCommands(program: Command): void {
     .option('--agents <module>', 'a module exporting more agents for turns, besides the built-in ones')
     .option('--data-dir <dir>', 'where the demo tools keep their work and ledgers', '.agentstate')
     .option(
+      '--workers <n>',
+      'server processes sharing the port (node:cluster); use the cores with a server store (env AGENTSTATE_WORKERS)',
+      process.env.AGENTSTATE_WORKERS ?? '1',
+    )
+    .option(
       '--config <file>',
       'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',
     )
@@ -44,10 +52,20 @@ export function registerServeCommands(program: Command): void {
       const config = loadConfig(process.env, options.config, { host: options.host, port: options.port });
       assertStartable(config);
       const url = storeUrlOf(options);
+      const workers = parseWorkers(options.workers);
+      const worker = workerIndex();
+      if (workers > 1 && worker === null) {
+        await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
+        return;
+      }
       const raw = await openStore(url);
       const { createMetrics } = await import('../../observability/metrics.js');
       const { instrumentStore } = await import('../../observability/instrumented-store.js');
       const metrics = createMetrics();
+      const collectMetrics =
+        worker === null
+          ? undefined
+          : (await import('../../observability/cluster-metrics.js')).workerMetricsSource(metrics.registry);
       const store = instrumentStore(raw, metrics);
       // Loaded here, not at the top, so that the other commands start fast.
       const { createServer } = await import('../../http/server.js');
@@ -60,15 +78,25 @@ export function registerServeCommands(program: Command): void {
         runtime = await linkRuntime(options.dataDir, options.agents);
         const linked = runtime;
         const turns = createRuntimeTurnRunner(store, runtime.setup);
-        const app = await createServer({ store, config, turns, metrics });
-        const sweeper = startSweeper({
+        const app = await createServer({
           store,
+          config,
+          turns,
           metrics,
-          onError: (error) => app.log.error({ err: error }, 'sweep failed'),
+          ...(collectMetrics ? { collectMetrics } : {}),
         });
+        // One sweeper per cluster is enough (several would be safe, only wasteful): worker 0's.
+        const sweeper =
+          worker === null || worker === 0
+            ? startSweeper({
+                store,
+                metrics,
+                onError: (error) => app.log.error({ err: error }, 'sweep failed'),
+              })
+            : null;
         installGracefulShutdown(app, {
           afterClose: async () => {
-            await sweeper.stop();
+            await sweeper?.stop();
             await linked.close();
             await store.close();
           },
@@ -78,17 +106,18 @@ export function registerServeCommands(program: Command): void {
           config.apiKeys.size === 0
             ? 'no API keys: unauthenticated, loopback only, tenant "default"'
             : `${config.apiKeys.size} tenant key(s); user tokens from POST /v1/tokens`;
-        process.stderr.write(
-          [
-            `agentstate serving ${address}`,
-            `  store: ${url} (${store.adapter})`,
-            `  auth:  ${auth}`,
-            `  docs:  ${address}/docs`,
-            `  agents: ${runtime.agentNames.join(', ')}`,
-            `  chat:  agentstate chat --server ${address} --agent flight_booking`,
-            '',
-          ].join('\n'),
-        );
+        const banner = [
+          `agentstate serving ${address}`,
+          `  store: ${url} (${store.adapter})`,
+          `  auth:  ${auth}`,
+          `  docs:  ${address}/docs`,
+          `  agents: ${runtime.agentNames.join(', ')}`,
+          `  chat:  agentstate chat --server ${address} --agent flight_booking`,
+          '',
+        ].join('\n');
+        // A worker tells the primary, which prints the banner once every worker listens.
+        if (worker === null) process.stderr.write(banner);
+        else process.send?.({ type: 'agentstate:listening', address, banner } satisfies ListeningMessage);
       } catch (error) {
         await runtime?.close();
         await store.close();

@@ -7,6 +7,7 @@ interface LoadCommandOptions {
   readonly apiKey?: string;
   readonly store?: string;
   readonly users: string;
+  readonly workers: string;
   readonly turns: string;
   readonly thinkMs: string;
   readonly rampMs?: string;
@@ -36,6 +37,7 @@ export function registerLoadCommands(program: Command): void {
     )
     .option('--store <url>', 'store of the child server (default: a temporary sqlite: file)')
     .option('--users <n>', 'simulated users', '50')
+    .option('--workers <n>', 'processes of the server it starts (serve --workers)', '1')
     .option('--turns <n>', 'turns per user (5 is a whole booking)', '5')
     .option('--think-ms <ms>', 'think time between turns under load (0: saturation only)', '1000')
     .option(
@@ -52,6 +54,7 @@ export function registerLoadCommands(program: Command): void {
         ...(options.apiKey ? { apiKey: options.apiKey } : {}),
         ...(options.store ? { store: options.store } : {}),
         users: count('--users', options.users, 2),
+        workers: count('--workers', options.workers, 1),
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),
         ...(options.rampMs !== undefined ? { rampMs: count('--ramp-ms', options.rampMs, 0) } : {}),

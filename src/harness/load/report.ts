@@ -10,6 +10,8 @@ export interface LoadReport {
   readonly server: 'child process' | 'external';
   /** Where the demo airline ran: its own process (as an external service would), or the external server's. */
   readonly airline: 'child process' | 'external';
+  /** Processes of the child server (`serve --workers`); null for an external server. */
+  readonly workers: number | null;
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
@@ -59,7 +61,7 @@ export function toMarkdown(report: LoadReport): string {
   const lines = [
     '# Isolation under load',
     '',
-    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}, demo airline: ${report.airline}), started ${report.started_at}.`,
+    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}${report.workers !== null && report.workers > 1 ? ` of ${report.workers} workers` : ''}, demo airline: ${report.airline}), started ${report.started_at}.`,
     '',
     `Machine: ${report.machine.cpus} CPUs, load average ${report.machine.loadavg_start} at the start, ${report.machine.loadavg_end} at the end.`,
     '',

@@ -24,6 +24,8 @@ export interface LoadTestOptions {
   readonly apiKey?: string;
   /** Store of the child server. Default: a `sqlite:` file in a temporary folder. */
   readonly store?: string;
+  /** Server processes of the child server (`serve --workers`). Default 1. */
+  readonly workers?: number;
   /** Default 50. */
   readonly users?: number;
   /** Turns per user. Default 5 (a whole booking). */
@@ -79,6 +81,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
           storeUrl: store,
           dataDir: join(temp, 'data'),
           ...(airline ? { airlineUrl: airline.url } : {}),
+          workers: options.workers ?? 1,
           ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
           ...(options.cpuProfDir
             ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] }
@@ -143,6 +146,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       store: child ? store : 'external',
       server: child ? 'child process' : 'external',
       airline: child ? 'child process' : 'external',
+      workers: child ? (options.workers ?? 1) : null,
       users,
       turns,
       think_ms: thinkMs,

@@ -24,6 +24,8 @@ export interface ServerChildOptions {
   readonly logLevel?: string;
   /** The demo airline the server books with (AGENTSTATE_AIRLINE_URL); without it the server starts its own. */
   readonly airlineUrl?: string;
+  /** Server processes (`serve --workers`). Default 1. */
+  readonly workers?: number;
   /** Extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=DIR`. */
   readonly nodeFlags?: readonly string[];
   readonly onStderr?: (text: string) => void;
@@ -68,6 +70,8 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
     '127.0.0.1',
     '--data-dir',
     options.dataDir,
+    '--workers',
+    String(options.workers ?? 1),
   ];
   const child = spawn(node, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {

@@ -1,0 +1,137 @@
+/**
+ * `agentstate serve --workers 2` as real processes: one port, one banner, metrics summed over the workers,
+ * a worker killed with SIGKILL started again while the others keep serving, and SIGTERM stopping them all.
+ */
+import { execFileSync } from 'node:child_process';
+import { request } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCli, tempDir } from './run.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+/** The worker processes of a primary (its other children, like esbuild's service under tsx, left out). */
+function childrenOf(pid: number): number[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(' serve '))
+      .map((line) => Number.parseInt(line.trim(), 10))
+      .filter((n) => n > 0);
+  } catch {
+    return [];
+  }
+}
+
+/** One request on a connection of its own, so that the cluster may hand it to any worker. */
+function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(`${url}${path}`, {
+      method,
+      agent: false,
+      headers: text === undefined ? {} : { 'content-type': 'application/json' },
+    });
+    req.on('response', (res) => {
+      let out = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        out += chunk;
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: out }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+async function until<T>(probe: () => T | Promise<T>, ok: (value: T) => boolean, ms = 30_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out; last value ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('agentstate serve --workers', { timeout: 120_000 }, () => {
+  it('serves from 2 processes on one port, sums their metrics, restarts a killed worker, stops on SIGTERM', async () => {
+    const child = spawnCli(
+      [
+        'serve',
+        '--workers',
+        '2',
+        '--port',
+        '0',
+        '--store',
+        `sqlite:${tmp.dir}/w.db`,
+        '--data-dir',
+        `${tmp.dir}/data`,
+      ],
+      tmp.dir,
+      { AGENTSTATE_LOG_LEVEL: 'warn' },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const url = await until(
+      () => /agentstate serving (http:\/\/\S+)/.exec(stderr)?.[1] ?? '',
+      (u) => u !== '',
+    );
+    expect(stderr.match(/agentstate serving/g)).toHaveLength(1);
+    expect(stderr).toMatch(/workers: 2 processes on one port/);
+    const primary = child.pid as number;
+    const workers = await until(
+      () => childrenOf(primary),
+      (pids) => pids.length === 2,
+    );
+
+    for (let i = 0; i < 6; i++) {
+      const made = await call(url, 'POST', '/v1/sessions', { agent: 'flight_booking' });
+      expect(made.status).toBe(201);
+    }
+    const metrics = await call(url, 'GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    expect(metrics.text).toMatch(/^agentstate_sessions_created_total\{agent="flight_booking"\} 6$/m);
+
+    process.kill(workers[0] as number, 'SIGKILL');
+    await until(
+      () => stderr,
+      (text) => /worker \d exited with SIGKILL; starting it again/.test(text),
+    );
+    const again = await until(
+      () => childrenOf(primary),
+      (pids) => pids.length === 2 && !pids.includes(workers[0] as number),
+    );
+    expect(again).toContain(workers[1]);
+    for (let i = 0; i < 4; i++) {
+      expect((await call(url, 'POST', '/v1/sessions', { agent: 'flight_booking' })).status).toBe(201);
+    }
+    const listed = await call(url, 'GET', '/v1/sessions?limit=50');
+    expect((JSON.parse(listed.text) as { items: unknown[] }).items).toHaveLength(10);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(childrenOf(primary)).toEqual([]);
+    for (const pid of again) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('refuses a number of workers that is not a whole number from 1 to 64, in one sentence', async () => {
+    const child = spawnCli(['serve', '--workers', 'two', '--port', '0'], tmp.dir);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/--workers must be a whole number from 1 to 64, got "two"/);
+  });
+});
