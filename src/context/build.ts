@@ -19,6 +19,7 @@ import { CONTEXT_NAMESPACES } from '../memory/namespaces.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { type ChatMessage, countMessage, REPLY_PRIMING_TOKENS, toChatMessage } from './chat-format.js';
 import { describeTasks, type TaskTypes } from './describe.js';
+import { storedMessageTokens } from './message-tokens.js';
 import {
   earlierSection,
   joinSections,
@@ -166,7 +167,7 @@ export async function buildContext(options: BuildContextOptions): Promise<BuiltC
   const floor = head?.to_seq ?? 0;
   const window = await selectWindow(storeMessageSource(store, scope, sessionId), {
     budget: maxTokens - fixed,
-    cost: (m: Message) => countMessage(tokenizer, toChatMessage(m)),
+    cost: (m: Message) => storedMessageTokens(tokenizer, m),
     floor,
     ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
   });

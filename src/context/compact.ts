@@ -7,9 +7,9 @@
  * being summarized once, forwards, in pages of 500.
  */
 import { AgentStateError, invalidRequest } from '../core/errors.js';
-import type { Session } from '../core/model.js';
+import type { Message, Session } from '../core/model.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
-import { countMessage, toChatMessage } from './chat-format.js';
+import { storedMessageTokens } from './message-tokens.js';
 import { storeMessageSource } from './source.js';
 import { rulesSummarizer, type Summarizer } from './summarizer.js';
 import { readSummaryHead, type SummaryRecord, writeSummary } from './summary-store.js';
@@ -63,7 +63,7 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   const head = await readSummaryHead(store, userScope, sessionId);
   const floor = head?.to_seq ?? 0;
   const source = storeMessageSource(store, scope, sessionId);
-  const cost = (m: Parameters<typeof toChatMessage>[0]) => countMessage(tokenizer, toChatMessage(m));
+  const cost = (m: Message) => storedMessageTokens(tokenizer, m);
 
   const probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
   if (probe.complete) return null;
