@@ -334,6 +334,11 @@ export interface StateStore {
    */
   sessionStats(): Promise<Record<SessionStatus, number>>;
   /**
+   * Actions in status PENDING and UNKNOWN (waiting for a person to resolve them), across all tenants: for
+   * the UNKNOWN-actions gauge. Cheap: an indexed count or maintained counters, never a scan of every action.
+   */
+  actionStats(): Promise<ActionStats>;
+  /**
    * Retention, across all tenants, up to `limit` records of each kind per call: checkpoints created before
    * `checkpoints_before` (with the blobs no kept checkpoint needs), finished actions (SUCCESS / FAILED, never
    * PENDING / UNKNOWN) last changed before `actions_before`, and tasks last changed before `tasks_before`
@@ -345,6 +350,12 @@ export interface StateStore {
   /** True when the backing service answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** Actions not finished yet, across all tenants (see StateStore.actionStats). */
+export interface ActionStats {
+  readonly pending: number;
+  readonly unknown: number;
 }
 
 /** ISO-8601 UTC instants: records older than these are removed by sweepRetention. */

@@ -19,6 +19,7 @@
  *   the same time should give this suite its own database, schema or key prefix.
  */
 import { afterAll, describe } from 'vitest';
+import { actionStatsTests } from './action-stats.js';
 import { actionTests } from './actions.js';
 import { checkpointHistoryTests } from './checkpoint-history.js';
 import { checkpointTests } from './checkpoints.js';
@@ -66,6 +67,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     ownershipTests(t);
     lifecycleTests(t);
     lifecycleStatsTests(t);
+    actionStatsTests(t);
     retentionTests(t);
     leaseTests(t);
     requestKeyTests(t);

@@ -1,8 +1,10 @@
 /**
  * Measures a sweep of many expired sessions (default 100 000, two messages each) on SQLite or PostgreSQL
- * while another session keeps appending messages: how long the sweep takes, and the append latency
- * (p50 / p99) before and during it. The expired rows are written straight through the driver (creating
- * them through the API would take most of the time); the sweep and the appends go through the store.
+ * while another session keeps appending messages: how long the sweep takes, the append latency
+ * (p50 / p99) before and during it, and the storage (the expiry harness's probe) with the rows in and
+ * after the sweep gave what it could back. The expired rows are written straight through the driver
+ * (creating them through the API would take most of the time); the sweep and the appends go through the
+ * store. The sweep is `sweepOnce` in calls of 500 (`SWEEP_BATCH` to change it), as the sweeper runs it.
  *   node --import tsx src/harness/ttl/bulk-sweep.ts --store URL [--sessions N] [--report PATH]
  */
 import { randomUUID } from 'node:crypto';
@@ -14,6 +16,7 @@ import { newId } from '../../core/ids.js';
 import { sweepOnce } from '../../lifecycle/sweeper.js';
 import { openStore } from '../../store/open.js';
 import { parsePostgresUrl } from '../../store/postgres/index.js';
+import { openProbe } from './probe.js';
 
 const { values } = parseArgs({
   options: {
@@ -79,8 +82,10 @@ const percentile = (xs: number[], p: number) => {
 };
 
 const store = await openStore(url);
+const probe = openProbe(url, store);
 if (url.startsWith('sqlite:')) await fillSqlite(url.slice('sqlite:'.length));
 else await fillPostgres();
+const bytesFull = await probe.bytes();
 const scope = { tenant_id: tenant, user_id: 'writer' };
 const live = await store.createSession(scope, { ttl_seconds: 3600 });
 const state: { phase: 'before' | 'during' | 'stop' } = { phase: 'before' };
@@ -105,6 +110,8 @@ const swept = await sweepOnce(store, batch, total + 1000);
 const sweepMs = performance.now() - started;
 state.phase = 'stop';
 await writer;
+const bytesAfter = await probe.bytes();
+await probe.close();
 await store.close();
 const figures = (xs: number[]) => ({ n: xs.length, p50_ms: percentile(xs, 50), p99_ms: percentile(xs, 99) });
 const report = {
@@ -117,6 +124,8 @@ const report = {
   sessions_per_s: Math.round(swept / (sweepMs / 1000)),
   append_before: figures(latencies.before),
   append_during: figures(latencies.during),
+  bytes_full: bytesFull,
+  bytes_after: bytesAfter,
   measured: new Date().toISOString(),
 };
 process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

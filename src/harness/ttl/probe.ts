@@ -4,7 +4,9 @@
  *
  * - memory: the store's Maps (MemoryStore.rawCounts); bytes = V8 heap used after a full GC.
  * - sqlite: a second connection to the file; bytes = pages in use (page_count - freelist_count) x page_size.
- * - postgres: its own connection; bytes = pg_total_relation_size of every table of the schema.
+ * - postgres: its own connection; bytes = pg_total_relation_size of every table of the schema: each
+ *   table's heap with its free space map and visibility map forks, its TOAST table with its index, and all
+ *   its indexes (sequences, one page each and never growing, are left out). `extra` splits it into those.
  * - redis: its own connection; keys by SCAN under the tenant's hash tag; bytes = MEMORY USAGE of every key
  *   under the prefix (`used_memory` of the whole server is reported beside it: other users share it).
  * - tiered: the Redis probe for sessions and messages, bytes of both tiers added.
@@ -103,13 +105,27 @@ function postgresProbe(url: string): Probe {
     );
     return Number(result.rows[0].n);
   };
+  const parts = async () => {
+    await connected;
+    const result = await client.query(
+      `SELECT COALESCE(SUM(pg_relation_size(c.oid, 'main')), 0)::bigint AS heap_bytes,
+          COALESCE(SUM(pg_relation_size(c.oid, 'fsm')), 0)::bigint AS fsm_bytes,
+          COALESCE(SUM(pg_relation_size(c.oid, 'vm')), 0)::bigint AS vm_bytes,
+          COALESCE(SUM(pg_indexes_size(c.oid)), 0)::bigint AS index_bytes,
+          COALESCE(SUM(CASE WHEN c.reltoastrelid = 0 THEN 0 ELSE pg_total_relation_size(c.reltoastrelid) END), 0)::bigint AS toast_bytes
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`,
+      [name],
+    );
+    const row = result.rows[0] as Record<string, string>;
+    return Object.fromEntries(Object.entries(row).map(([key, value]) => [key, Number(value)]));
+  };
   return {
     count: async (tenant) => ({
       sessions: await count('sessions', tenant),
       messages: await count('messages', tenant),
     }),
     bytes,
-    extra: async () => ({}),
+    extra: parts,
     close: async () => {
       await connected.catch(() => undefined);
       await client.end();

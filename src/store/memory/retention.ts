@@ -1,11 +1,11 @@
 /**
- * Lifecycle calls of the memory store: session counts by status and the retention sweep. The memory store
- * counts by walking its Map (it holds everything in this process; there is no index to ask).
+ * Lifecycle calls of the memory store: session and action counts by status and the retention sweep. The
+ * memory store counts by walking its Maps (it holds everything in this process; there is no index to ask).
  */
 import type { Action, SessionStatus } from '../../core/model.js';
 import type { CheckedRetention } from '../shared/retention.js';
 import { emptyStats } from '../shared/retention.js';
-import type { RetentionSweep } from '../types.js';
+import type { ActionStats, RetentionSweep } from '../types.js';
 import { type Ctx, key } from './db.js';
 
 export function sessionStats(c: Ctx): Record<SessionStatus, number> {
@@ -14,6 +14,16 @@ export function sessionStats(c: Ctx): Record<SessionStatus, number> {
     if (Date.parse(rec.expires_at) > c.now) stats[rec.status] += 1;
   }
   return stats;
+}
+
+export function actionStats(c: Ctx): ActionStats {
+  let pending = 0;
+  let unknown = 0;
+  for (const { rec } of c.t.actions.values()) {
+    if (rec.status === 'PENDING') pending++;
+    else if (rec.status === 'UNKNOWN') unknown++;
+  }
+  return { pending, unknown };
 }
 
 function deleteAction(c: Ctx, action: Action): void {

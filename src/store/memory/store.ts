@@ -20,6 +20,7 @@ import {
   type ActionCompletion,
   type ActionQuery,
   type ActionResolution,
+  type ActionStats,
   type CheckpointQuery,
   DEFAULT_SESSION_TTL_SECONDS,
   type Lease,
@@ -243,6 +244,10 @@ export class MemoryStore implements StateStore {
 
   sessionStats(): Promise<Record<SessionStatus, number>> {
     return this.run((c) => retention.sessionStats(c));
+  }
+
+  actionStats(): Promise<ActionStats> {
+    return this.run((c) => retention.actionStats(c));
   }
 
   sweepRetention(cutoffs: RetentionCutoffs, limit: number): Promise<RetentionSweep> {

@@ -5,13 +5,22 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow } from '../sql/executor.js';
+import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
+import { reclaimPostgres } from './reclaim.js';
 
 export const POSTGRES_DIALECT: SqlDialect = {
   name: 'postgres',
   serialKey: 'BIGSERIAL PRIMARY KEY',
   claimRows: ' FOR UPDATE SKIP LOCKED',
+  inIntegers: (column) => `${column} = ANY(ARRAY(SELECT json_array_elements_text(?::json)::bigint))`,
+  rowId: 'ctid',
 };
+
+/**
+ * A sweep transaction runs on its own pooled connection and locks only rows nobody else reads (expired
+ * sessions, old records): it may take longer than on SQLite, yet stays short enough that its locks go soon.
+ */
+const SWEEP_PACING: SweepPacing = { first: 500, min: 50, max: 2000, targetMs: 250 };
 
 /** Failures worth running the whole transaction again: serialization failure, deadlock. */
 const RETRY_CODES = new Set(['40001', '40P01']);
@@ -194,6 +203,20 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
         if (exists === undefined) await tx.run(`CREATE SCHEMA ${quoted}`);
         return fn(tx);
       }),
+    sweepPacing: SWEEP_PACING,
+    reclaim: async (deleted) => {
+      if (deleted.size === 0) return [];
+      const client = await checkout();
+      let broken: Error | undefined;
+      try {
+        return await reclaimPostgres(client, schema, deleted);
+      } catch (error) {
+        if (connectionLost(error)) broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      } finally {
+        client.release(broken);
+      }
+    },
     isUniqueViolation: (error) => codeOf(error) === '23505',
     ping: async () => (await single((q) => q.get('SELECT 1 AS one'))) !== undefined,
     close: async () => undefined,

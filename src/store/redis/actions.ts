@@ -1,6 +1,7 @@
 /**
  * Actions: a hash per action (no TTL), the user's idempotency keys (key -> action id) and indexes by user,
- * task and status. Beginning an action checks in the same script that its key is still free, so two
+ * task and status; the cross-tenant counts of PENDING and UNKNOWN actions are set after each write commits
+ * (action-stats.ts). Beginning an action checks in the same script that its key is still free, so two
  * concurrent beginnings of one key create one action; the other caller gets it back.
  */
 import { isoAt } from '../../core/clock.js';
@@ -8,6 +9,7 @@ import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Action, ActionStatus } from '../../core/model.js';
 import type { ActionCompletion, NewAction, ReadScope, Scope } from '../types.js';
+import { countActionAfterCommit } from './action-stats.js';
 import { noteAge } from './ages.js';
 import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
@@ -99,6 +101,7 @@ export async function prepareBeginAction(
   indexInTenant(plan, scope.tenant_id, scope.user_id, action.id, [
     [tenantKeys(ctx, scope.tenant_id).actions(), member],
   ]);
+  countActionAfterCommit(plan, action);
   return { action, created: true };
 }
 
@@ -121,6 +124,7 @@ export async function prepareChangeAction(plan: Plan, scope: Scope, id: string, 
     plan.write('ZREM', keys.actionsByStatus(current.status), member);
     plan.write('ZADD', keys.actionsByStatus(next.status), 0, member);
   }
+  countActionAfterCommit(plan, next);
   return next;
 }
 

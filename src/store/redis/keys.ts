@@ -30,6 +30,12 @@
  *                           retention.ts)
  *   P:tenants               set of escaped tenant ids (for the sweepers)
  *   P:{stats}:st:<status>   zset `<tenant>:<user>:<sid>` by expires ms: live session counts (stats.ts)
+ *   P:{stats}:ast:PENDING / ast:UNKNOWN   zset `<tenant>:<user>:<aid>` by created ms: counts of actions
+ *                           PENDING / UNKNOWN (action-stats.ts). Maintained NEXT TO the records (another
+ *                           slot, so not in the user's script): set right after each action write commits
+ *                           and after retention deletes; a crash in between can leave an entry missing
+ *                           (until the action's next write) or stale (dropped by actionStats' check of a
+ *                           bounded sample against the user's ast:<status>)
  */
 
 /** The kinds of record retention deletes, each with its own age hints. */

@@ -9,7 +9,9 @@
  * (their count of due hints). The retention script (retention-script.ts) then deletes that user's due
  * records in one atomic call, re-checking each against the record, so sweepers running at once never
  * delete or count a record twice. What it deleted is then removed from the tenant's indexes and owner
- * hash (another slot, so right after it; after a crash in between, listings skip the dangling entries).
+ * hash (another slot, so right after it; after a crash in between, listings skip the dangling entries),
+ * and its actions (a task's go with it, whatever their status) from the PENDING / UNKNOWN counts
+ * (action-stats.ts; after a crash in between, actionStats' check drops them).
  *
  * The user is then re-scored at their lowest hint left, but never above now - SETTLE_MS, and is never
  * removed: a writer lists its user (ZADD LT) before its script writes the hint, so a re-score racing with
@@ -23,6 +25,7 @@
 import { ACTION_STATUSES, TASK_STATES } from '../../core/model.js';
 import { checkRetention } from '../shared/retention.js';
 import type { RetentionCutoffs, RetentionSweep } from '../types.js';
+import { uncountActions } from './action-stats.js';
 import { type AgeKind, tenantsKey, type UserKeys, unescapeKeyPart } from './keys.js';
 import type { Ctx } from './plan.js';
 import { tenantKeys, userKeys } from './scope.js';
@@ -143,7 +146,7 @@ function chunks<T>(items: readonly T[], size = 1000): T[][] {
   return out;
 }
 
-/** Removes what the script deleted from the tenant's indexes and owner hash. */
+/** Removes what the script deleted from the tenant's indexes, owner hash and action counts. */
 async function untrack(ctx: Ctx, tenant: string, user: string, swept: Swept): Promise<void> {
   const tk = tenantKeys(ctx, tenant);
   const owners = tk.owners();
@@ -153,6 +156,7 @@ async function untrack(ctx: Ctx, tenant: string, user: string, swept: Swept): Pr
     ...chunks(odds(swept.tasks)).map((members) => ctx.redis.zrem(tk.tasks(), ...members)),
     ...chunks(odds(swept.actions)).map((members) => ctx.redis.zrem(tk.actions(), ...members)),
     ...chunks([...ids, ...runIds]).map((part) => ctx.scripts.releaseOwners(1, owners, user, ...part)),
+    uncountActions(ctx, tenant, user, evens(swept.actions)),
   ]);
   if (swept.emptiedRuns.length === 0) return;
   // A put into an emptied run may have landed meanwhile (its owner entry just went): list it again.

@@ -2,6 +2,7 @@
 import { closedError } from '../../core/errors.js';
 import type { StateStore, StoreCapabilities } from '../types.js';
 import { listActions } from './action-list.js';
+import { actionStats } from './action-stats.js';
 import * as actions from './actions.js';
 import * as checkpoints from './checkpoints.js';
 import * as claims from './claims.js';
@@ -89,6 +90,7 @@ export class RedisStore implements StateStore {
 
   readonly sweepExpired = this.op(sweepExpired);
   readonly sessionStats = this.op(sessionStats);
+  readonly actionStats = this.op(actionStats);
   readonly sweepRetention = this.op(sweepRetention);
 
   async ping(): Promise<boolean> {

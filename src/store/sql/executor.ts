@@ -15,14 +15,42 @@ export interface SqlExecutor {
   run(sql: string, params?: readonly SqlParam[]): Promise<number>;
 }
 
-/** How a database spells the few things the dialects do not share (used by the schema only). */
+/** How a database spells the few things the dialects do not share (the schema and the sweeps). */
 export interface SqlDialect {
   readonly name: 'sqlite' | 'postgres';
   /** An auto-incrementing integer primary key column type. */
   readonly serialKey: string;
   /** Appended to a SELECT that claims rows for deletion: '' or ' FOR UPDATE SKIP LOCKED'. */
   readonly claimRows: string;
+  /**
+   * The condition that `column` is one of the integers of one parameter holding them as a JSON array
+   * (`'[3,5,8]'`), so a statement names a whole batch of rows with one fixed text and one parameter. PostgreSQL spells it
+   * `= ANY(ARRAY(...))`, which it always runs as an index lookup (an `IN (subquery)` may become a hash
+   * join over the whole table).
+   */
+  inIntegers(column: string): string;
+  /**
+   * The hidden column that names a row where it is stored ('rowid' / 'ctid'), so a batch of rows of a table
+   * without an integer key is deleted by where they are (`rowid IN (SELECT rowid ...)`), never by a join
+   * on a composite key (which PostgreSQL may plan as a scan of the table).
+   */
+  readonly rowId: string;
 }
+
+/**
+ * How the sweeps size their write transactions: the first holds `first` rows; then the size is halved
+ * (down to `min`) when a transaction took longer than `targetMs` and doubled (up to `max`) when it took
+ * under a quarter of it. Between two transactions the sweep lets the event loop run other work.
+ */
+export interface SweepPacing {
+  readonly first: number;
+  readonly min: number;
+  readonly max: number;
+  readonly targetMs: number;
+}
+
+/** Rows a sweep deleted, by table name. */
+export type DeletedRows = ReadonlyMap<string, number>;
 
 /** One database: the adapter's executor, transactions, and its lifecycle. */
 export interface SqlDriver {
@@ -41,11 +69,22 @@ export interface SqlDriver {
    * PostgreSQL: pg_advisory_xact_lock), so two processes opening at once never both migrate.
    */
   migrationTransaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** How the sweeps size their transactions on this database. */
+  readonly sweepPacing: SweepPacing;
   /**
-   * Gives space freed by a sweep back, when the database does that on request (SQLite with
-   * auto_vacuum=INCREMENTAL: `PRAGMA incremental_vacuum`); absent otherwise.
+   * Called by a sweep between two of its transactions, on its own: SQLite copies what the last one wrote
+   * from the WAL into the database file (a passive checkpoint of a few pages), so the WAL never grows to
+   * the automatic checkpoint of 1000 pages, which would run inside the commit of some request and hold
+   * the process for tens of ms. Absent when there is nothing to do.
    */
-  reclaim?(): Promise<void>;
+  checkpoint?(): Promise<void>;
+  /**
+   * Gives storage freed by sweeps back (SQLite: `PRAGMA incremental_vacuum` in short steps; PostgreSQL:
+   * VACUUM of the tables that lost many rows, and a rebuild of their bloated indexes). Called at the end of a
+   * sweep with the rows deleted per table since the tables were last reclaimed; returns the tables it
+   * reclaimed (the others keep counting). Absent when the database has nothing to do.
+   */
+  reclaim?(deleted: DeletedRows): Promise<readonly string[]>;
   /** True when a statement failed on a unique or primary key constraint. */
   isUniqueViolation(error: unknown): boolean;
   ping(): Promise<boolean>;

@@ -2,7 +2,8 @@
  * Lifecycle calls of the SQL stores: session counts by status (one index range count per status on
  * sessions_by_status_expiry) and the retention sweep (old checkpoints with the blobs nothing needs any
  * more, finished actions, old tasks with their events, actions and checkpoints), each kind found through
- * its own index, at most `limit` per kind per call.
+ * its own index, at most `limit` per kind per call, deleted set by set (one statement per table and batch)
+ * in short transactions.
  */
 import type { SessionStatus } from '../../core/model.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
@@ -10,7 +11,8 @@ import { type CheckedRetention, emptyStats, LIVE_STATUSES } from '../shared/rete
 import type { RetentionSweep } from '../types.js';
 import { chainBlobs } from './checkpoints.js';
 import { nowIso, type SqlContext } from './context.js';
-import type { SqlExecutor } from './executor.js';
+import type { SqlDialect, SqlExecutor, SqlRow } from './executor.js';
+import { DeletedTally, inBatches, type Pacer } from './sweep-batches.js';
 
 export async function countSessions(ctx: SqlContext, q: SqlExecutor): Promise<Record<SessionStatus, number>> {
   const stats = emptyStats();
@@ -27,17 +29,16 @@ export async function countSessions(ctx: SqlContext, q: SqlExecutor): Promise<Re
 
 type Owner = readonly [string, string, string];
 
-/** Deletes every blob of a run that no remaining checkpoint's manifest chain needs. */
-export async function collectRunBlobs(tx: SqlExecutor, owner: Owner): Promise<void> {
+/** Deletes every blob of a run that no remaining checkpoint's manifest chain needs; returns how many. */
+export async function collectRunBlobs(tx: SqlExecutor, owner: Owner): Promise<number> {
   const kept = await tx.all(
     'SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ?',
     [...owner],
   );
   if (kept.length === 0) {
-    await tx.run('DELETE FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ?', [
+    return tx.run('DELETE FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ?', [
       ...owner,
     ]);
-    return;
   }
   const hashes = new Set<string>();
   for (const row of kept) {
@@ -48,46 +49,64 @@ export async function collectRunBlobs(tx: SqlExecutor, owner: Owner): Promise<vo
     'SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ?',
     [...owner],
   );
+  let deleted = 0;
   for (const row of stored) {
     if (needed.has(String(row.hash))) continue;
-    await tx.run(
+    deleted += await tx.run(
       'DELETE FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash = ?',
       [...owner, String(row.hash)],
     );
   }
+  return deleted;
 }
 
-/** Deletes checkpoint rows (by ord), then the blobs their runs no longer need. */
-async function deleteCheckpoints(tx: SqlExecutor, rows: Record<string, unknown>[]): Promise<number> {
+/** Collects the blobs of every run that lost checkpoints (`rows`: the owners of the deleted checkpoints). */
+async function collectBlobsOf(tx: SqlExecutor, rows: readonly SqlRow[], counted: DeletedTally) {
   const runs = new Map<string, Owner>();
   for (const row of rows) {
-    await tx.run('DELETE FROM checkpoints WHERE ord = ?', [Number(row.ord)]);
     const owner: Owner = [String(row.tenant_id), String(row.user_id), String(row.run_id)];
     runs.set(JSON.stringify(owner), owner);
   }
-  for (const owner of runs.values()) await collectRunBlobs(tx, owner);
-  return rows.length;
+  for (const owner of runs.values()) counted.add('checkpoint_blobs', await collectRunBlobs(tx, owner));
 }
 
-export async function sweepCheckpoints(tx: SqlExecutor, before: string, limit: number, claim: string) {
-  const rows = await tx.all(
-    `SELECT ord, tenant_id, user_id, run_id FROM checkpoints WHERE created_at < ? ORDER BY created_at LIMIT ?${claim}`,
+/** Deletes up to `limit` checkpoints created before `before` (oldest first) with one statement, then their blobs. */
+export async function sweepCheckpoints(
+  tx: SqlExecutor,
+  before: string,
+  limit: number,
+  d: SqlDialect,
+  counted: DeletedTally,
+) {
+  const deleted = await tx.all(
+    `DELETE FROM checkpoints WHERE ord IN
+      (SELECT ord FROM checkpoints WHERE created_at < ? ORDER BY created_at LIMIT ?${d.claimRows})
+      RETURNING tenant_id, user_id, run_id`,
     [before, limit],
   );
-  return deleteCheckpoints(tx, rows);
+  counted.add('checkpoints', deleted.length);
+  await collectBlobsOf(tx, deleted, counted);
+  return deleted.length;
 }
 
-export async function sweepActions(tx: SqlExecutor, before: string, limit: number, claim: string) {
+/** Deletes up to `limit` finished actions last changed before `before`, one statement per status. */
+export async function sweepActions(
+  tx: SqlExecutor,
+  before: string,
+  limit: number,
+  d: SqlDialect,
+  counted: DeletedTally,
+) {
   let removed = 0;
   for (const status of ['SUCCESS', 'FAILED']) {
-    const rows = await tx.all(
-      `SELECT ord FROM actions WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?${claim}`,
+    removed += await tx.run(
+      `DELETE FROM actions WHERE ord IN
+        (SELECT ord FROM actions WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?${d.claimRows})`,
       [status, before, limit - removed],
     );
-    for (const row of rows) await tx.run('DELETE FROM actions WHERE ord = ?', [Number(row.ord)]);
-    removed += rows.length;
     if (removed >= limit) break;
   }
+  counted.add('actions', removed);
   return removed;
 }
 
@@ -102,62 +121,104 @@ export interface DetailedSweep extends RetentionSweep {
   readonly deleted_tasks: SweptTask[];
 }
 
+/**
+ * Deletes up to `limit` tasks last changed before `before` (oldest first) with their events, actions and
+ * checkpoints: claims the tasks' ords, then one statement per dependent table finds the rows of all those
+ * tasks through its (tenant_id, task_id) index, then the tasks go.
+ */
 export async function sweepTasks(
   tx: SqlExecutor,
   before: string,
   limit: number,
-  claim: string,
+  d: SqlDialect,
+  counted: DeletedTally,
 ): Promise<DetailedSweep> {
   const rows = await tx.all(
-    `SELECT ord, id, tenant_id, user_id FROM tasks WHERE updated_at < ? ORDER BY updated_at LIMIT ?${claim}`,
+    `SELECT ord, id, tenant_id, user_id FROM tasks WHERE updated_at < ? ORDER BY updated_at LIMIT ?${d.claimRows}`,
     [before, limit],
   );
-  let actions = 0;
-  let checkpoints = 0;
-  for (const row of rows) {
-    const where = [String(row.tenant_id), String(row.id)];
-    await tx.run('DELETE FROM task_events WHERE tenant_id = ? AND task_id = ?', where);
-    actions += await tx.run('DELETE FROM actions WHERE tenant_id = ? AND task_id = ?', where);
-    const owned = await tx.all(
-      'SELECT ord, tenant_id, user_id, run_id FROM checkpoints WHERE tenant_id = ? AND task_id = ?',
-      where,
-    );
-    checkpoints += await deleteCheckpoints(tx, owned);
-    await tx.run('DELETE FROM tasks WHERE ord = ?', [Number(row.ord)]);
-  }
+  if (rows.length === 0) return { tasks: 0, actions: 0, checkpoints: 0, deleted_tasks: [] };
+  const ords = [JSON.stringify(rows.map((row) => Number(row.ord)))];
+  const ofTasks = `(tenant_id, task_id) IN (SELECT tenant_id, id FROM tasks WHERE ${d.inIntegers('ord')})`;
+  counted.add('task_events', await tx.run(`DELETE FROM task_events WHERE ${ofTasks}`, ords));
+  const actions = await tx.run(`DELETE FROM actions WHERE ${ofTasks}`, ords);
+  const checkpoints = await tx.all(
+    `DELETE FROM checkpoints WHERE ${ofTasks} RETURNING tenant_id, user_id, run_id`,
+    ords,
+  );
+  await collectBlobsOf(tx, checkpoints, counted);
+  const tasks = await tx.run(`DELETE FROM tasks WHERE ${d.inIntegers('ord')}`, ords);
+  counted.add('actions', actions);
+  counted.add('checkpoints', checkpoints.length);
+  counted.add('tasks', tasks);
   const deleted_tasks = rows.map((row) => ({
     tenant_id: String(row.tenant_id),
     user_id: String(row.user_id),
     id: String(row.id),
   }));
-  return { tasks: rows.length, actions, checkpoints, deleted_tasks };
+  return { tasks, actions, checkpoints: checkpoints.length, deleted_tasks };
 }
 
-/** The whole retention sweep, each kind in its own transaction (`write` runs one). */
-export async function sweepRetentionRows(
-  write: <T>(work: (tx: SqlExecutor) => Promise<T>) => Promise<T>,
-  r: CheckedRetention,
-  claim: string,
-): Promise<DetailedSweep> {
+/** What a retention sweep runs on: one write transaction at a time, paced per kind. */
+export interface RetentionRun {
+  write<T>(work: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Runs between two batches (the driver's checkpoint), when there is one. */
+  readonly between: (() => Promise<void>) | undefined;
+  readonly dialect: SqlDialect;
+  readonly pacers: { readonly checkpoints: Pacer; readonly actions: Pacer; readonly tasks: Pacer };
+  /** Gets the rows deleted from each table added. */
+  readonly tally: DeletedTally;
+}
+
+/**
+ * The whole retention sweep: each kind in batches of short transactions (sized by its pacer), up to
+ * `r.limit` of each kind.
+ */
+export async function sweepRetentionRows(run: RetentionRun, r: CheckedRetention): Promise<DetailedSweep> {
+  const { dialect: d, pacers, tally } = run;
+  /** Runs one batch in a transaction; what it counted joins the tally once the transaction committed. */
+  const batch = async <T>(work: (tx: SqlExecutor, counted: DeletedTally) => Promise<T>): Promise<T> => {
+    const [result, counted] = await run.write(async (tx) => {
+      const counted = new DeletedTally();
+      return [await work(tx, counted), counted] as const;
+    });
+    tally.merge(counted);
+    return result;
+  };
   let checkpoints = 0;
-  let deleted_tasks: SweptTask[] = [];
   let actions = 0;
   let tasks = 0;
-  if (r.checkpoints_before !== null) {
-    const before = r.checkpoints_before;
-    checkpoints += await write((tx) => sweepCheckpoints(tx, before, r.limit, claim));
+  const deleted_tasks: SweptTask[] = [];
+  const { checkpoints_before, actions_before, tasks_before } = r;
+  if (checkpoints_before !== null) {
+    checkpoints += await inBatches({
+      pacer: pacers.checkpoints,
+      limit: r.limit,
+      step: (size) => batch((tx, counted) => sweepCheckpoints(tx, checkpoints_before, size, d, counted)),
+      between: run.between,
+    });
   }
-  if (r.actions_before !== null) {
-    const before = r.actions_before;
-    actions += await write((tx) => sweepActions(tx, before, r.limit, claim));
+  if (actions_before !== null) {
+    actions += await inBatches({
+      pacer: pacers.actions,
+      limit: r.limit,
+      step: (size) => batch((tx, counted) => sweepActions(tx, actions_before, size, d, counted)),
+      between: run.between,
+    });
   }
-  if (r.tasks_before !== null) {
-    const before = r.tasks_before;
-    const swept = await write((tx) => sweepTasks(tx, before, r.limit, claim));
-    tasks += swept.tasks;
-    actions += swept.actions;
-    checkpoints += swept.checkpoints;
-    deleted_tasks = swept.deleted_tasks;
+  if (tasks_before !== null) {
+    tasks += await inBatches({
+      pacer: pacers.tasks,
+      limit: r.limit,
+      step: async (size) => {
+        const swept = await batch((tx, counted) => sweepTasks(tx, tasks_before, size, d, counted));
+        actions += swept.actions;
+        checkpoints += swept.checkpoints;
+        deleted_tasks.push(...swept.deleted_tasks);
+        return swept.tasks;
+      },
+      between: run.between,
+    });
   }
   return { tasks, actions, checkpoints, deleted_tasks };
 }

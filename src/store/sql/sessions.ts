@@ -5,7 +5,7 @@ import type { JsonObject } from '../../core/json.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
 import { conflict, isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
-import type { SqlExecutor, SqlParam } from './executor.js';
+import type { SqlDialect, SqlExecutor, SqlParam } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
 import { SESSION_COLUMNS, toJson, toSession } from './rows.js';
 
@@ -250,26 +250,60 @@ export async function deleteSessionRows(ctx: SqlContext, tx: SqlExecutor, scope:
   return true;
 }
 
-/** Deletes up to `limit` expired sessions with their messages. `claim` locks the rows (PostgreSQL). */
-export async function sweepSessions(ctx: SqlContext, tx: SqlExecutor, limit: number, claim: string) {
-  const rows = await tx.all(
-    `SELECT id, tenant_id FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?${claim}`,
-    [nowIso(ctx), limit],
-  );
-  for (const row of rows) {
-    await tx.run('DELETE FROM messages WHERE tenant_id = ? AND session_id = ?', [
-      row.tenant_id as string,
-      row.id as string,
-    ]);
-    await tx.run('DELETE FROM sessions WHERE id = ?', [row.id as string]);
-  }
-  return rows.length;
+/** What one batch of the session sweep deleted. */
+export interface SweptSessions {
+  readonly sessions: number;
+  readonly messages: number;
 }
 
-/** Drops expired memory items, leases and request keys (not counted: the sweep counts sessions). */
-export async function sweepOthers(ctx: SqlContext, tx: SqlExecutor) {
-  const now = nowIso(ctx);
-  await tx.run('DELETE FROM memory WHERE expires_at IS NOT NULL AND expires_at <= ?', [now]);
-  await tx.run('DELETE FROM leases WHERE expires_at <= ?', [now]);
-  await tx.run('DELETE FROM request_keys WHERE expires_at <= ?', [now]);
+/**
+ * Deletes up to `limit` expired sessions (the longest expired first) with their messages, set by set:
+ * claims their ords (PostgreSQL: FOR UPDATE SKIP LOCKED, so sweepers running at once take disjoint rows and
+ * none waits for another), then deletes the messages of those sessions with one statement and the
+ * sessions with another. Every statement goes through an index: sessions_by_expiry, the primary key of
+ * sessions (ord), and the primary key of messages (tenant_id, session_id, seq).
+ */
+export async function sweepSessions(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  limit: number,
+  dialect: SqlDialect,
+): Promise<SweptSessions> {
+  const claimed = await tx.all(
+    `SELECT ord FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.claimRows}`,
+    [nowIso(ctx), limit],
+  );
+  if (claimed.length === 0) return { sessions: 0, messages: 0 };
+  const ords = JSON.stringify(claimed.map((row) => Number(row.ord)));
+  const messages = await tx.run(
+    `DELETE FROM messages WHERE (tenant_id, session_id) IN
+      (SELECT tenant_id, id FROM sessions WHERE ${dialect.inIntegers('ord')})`,
+    [ords],
+  );
+  const sessions = await tx.run(`DELETE FROM sessions WHERE ${dialect.inIntegers('ord')}`, [ords]);
+  return { sessions, messages };
+}
+
+/** The tables of what expires besides sessions: memory items (with a TTL), leases, request keys. */
+export const EXPIRING_TABLES = ['memory', 'leases', 'request_keys'] as const;
+export type ExpiringTable = (typeof EXPIRING_TABLES)[number];
+
+/**
+ * Deletes up to `limit` expired rows of one of memory, leases and request keys (not counted by the sweep,
+ * which counts sessions) with one statement: found through the table's expiry index, deleted by where they
+ * are stored, claimed like sessions on PostgreSQL.
+ */
+export async function sweepOthers(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  table: ExpiringTable,
+  limit: number,
+  dialect: SqlDialect,
+): Promise<number> {
+  const row = dialect.rowId;
+  return tx.run(
+    `DELETE FROM ${table} WHERE ${row} IN
+      (SELECT ${row} FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.claimRows})`,
+    [nowIso(ctx), limit],
+  );
 }

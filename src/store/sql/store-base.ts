@@ -13,11 +13,13 @@ import * as co from './coordination.js';
 import type { SqlDriver, SqlExecutor } from './executor.js';
 import { countSessions, type DetailedSweep, sweepRetentionRows } from './retention.js';
 import * as s from './sessions.js';
+import { DeletedTally, inBatches, Pacer } from './sweep-batches.js';
 import { Checks } from './validate.js';
 
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;
-const SWEEP_BATCH = 500;
+
+const noCheck = () => undefined;
 
 type Mode = 'write' | 'read' | 'snapshot';
 
@@ -26,6 +28,10 @@ export abstract class SqlStoreBase {
   protected readonly ctx: SqlContext;
   protected readonly v: Checks;
   private closed = false;
+  /** Batch sizes of each kind of sweep, learned from how long their transactions take. */
+  private readonly pacers: Record<'sessions' | s.ExpiringTable | 'checkpoints' | 'actions' | 'tasks', Pacer>;
+  /** Rows the sweeps deleted, per table, since the table was last reclaimed. */
+  private readonly deleted = new DeletedTally();
 
   constructor(
     readonly adapter: string,
@@ -43,6 +49,16 @@ export abstract class SqlStoreBase {
         options.defaultSessionTtlSeconds === undefined
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
+    };
+    const pacer = () => new Pacer(driver.sweepPacing);
+    this.pacers = {
+      sessions: pacer(),
+      memory: pacer(),
+      leases: pacer(),
+      request_keys: pacer(),
+      checkpoints: pacer(),
+      actions: pacer(),
+      tasks: pacer(),
     };
   }
 
@@ -155,30 +171,57 @@ export abstract class SqlStoreBase {
     return this.do('read', check, (q) => co.releaseRequestKeyRow(q, scope, key));
   }
 
-  // expiry: batches of SWEEP_BATCH sessions, each in its own short transaction
+  // expiry: short transactions paced by the driver (sweep-batches.ts), then the storage back
   async sweepExpired(limit: number): Promise<number> {
-    const check = () => {
-      const max = this.v.positiveInt(limit, 'limit');
-      if (max > MAX_SWEEP_LIMIT) this.v.fail(`limit must be at most ${MAX_SWEEP_LIMIT}, got ${max}`);
-      return max;
-    };
-    const claim = this.driver.dialect.claimRows;
-    let removed = 0;
-    for (;;) {
-      const batch = Math.min(SWEEP_BATCH, limit - removed);
-      const done = await this.do('write', check, (tx) => s.sweepSessions(this.ctx, tx, batch, claim));
-      removed += done;
-      if (done < batch || removed >= limit) break;
+    const max = await this.do(
+      'read',
+      () => {
+        const max = this.v.positiveInt(limit, 'limit');
+        if (max > MAX_SWEEP_LIMIT) this.v.fail(`limit must be at most ${MAX_SWEEP_LIMIT}, got ${max}`);
+        return max;
+      },
+      async (_q, checked) => checked,
+    );
+    const d = this.driver.dialect;
+    const between = this.between;
+    const removed = await inBatches({
+      pacer: this.pacers.sessions,
+      limit: max,
+      step: async (size) => {
+        const swept = await this.do('write', noCheck, (tx) => s.sweepSessions(this.ctx, tx, size, d));
+        this.deleted.add('sessions', swept.sessions);
+        this.deleted.add('messages', swept.messages);
+        return swept.sessions;
+      },
+      between,
+    });
+    for (const table of s.EXPIRING_TABLES) {
+      const gone = await inBatches({
+        pacer: this.pacers[table],
+        limit: max,
+        step: (size) => this.do('write', noCheck, (tx) => s.sweepOthers(this.ctx, tx, table, size, d)),
+        between,
+      });
+      this.deleted.add(table, gone);
     }
-    await this.do('write', check, (tx) => s.sweepOthers(this.ctx, tx));
-    // Once per sweep (its last, short batch), not after every batch: giving pages back moves pages.
-    if (removed < limit && this.driver.reclaim !== undefined)
-      await this.do('read', check, () => this.reclaim());
+    // Once per sweep (its last, short call), not after every batch: the storage comes back when it is done.
+    if (removed < max) await this.reclaim();
     return removed;
   }
 
+  /** What runs between two sweep transactions: the driver's checkpoint, when it has one. */
+  private get between(): (() => Promise<void>) | undefined {
+    const checkpoint = this.driver.checkpoint?.bind(this.driver);
+    return checkpoint === undefined ? undefined : () => this.do('read', noCheck, () => checkpoint());
+  }
+
+  /** Hands the rows deleted since the last reclaim to the driver, which decides what is worth giving back. */
   private async reclaim(): Promise<void> {
-    await this.driver.reclaim?.();
+    const reclaim = this.driver.reclaim?.bind(this.driver);
+    if (reclaim === undefined) return;
+    const deleted = this.deleted.snapshot();
+    const done = await this.do('read', noCheck, () => reclaim(deleted));
+    this.deleted.settle(deleted, done);
   }
 
   sessionStats() {
@@ -201,21 +244,16 @@ export abstract class SqlStoreBase {
       () => checkRetention(this.adapter, cutoffs, limit),
       async (_q, c) => c,
     );
-    const write = <T>(work: (tx: SqlExecutor) => Promise<T>) =>
-      this.do(
-        'write',
-        () => checked,
-        (tx) => work(tx),
-      );
-    const swept = await sweepRetentionRows(write, checked, this.driver.dialect.claimRows);
-    const total = swept.tasks + swept.actions + swept.checkpoints;
-    const short = Math.max(swept.tasks, swept.actions, swept.checkpoints) < limit;
-    if (total > 0 && short && this.driver.reclaim !== undefined)
-      await this.do(
-        'read',
-        () => checked,
-        () => this.reclaim(),
-      );
+    const write = <T>(work: (tx: SqlExecutor) => Promise<T>) => this.do('write', noCheck, work);
+    const run = {
+      write,
+      between: this.between,
+      dialect: this.driver.dialect,
+      pacers: this.pacers,
+      tally: this.deleted,
+    };
+    const swept = await sweepRetentionRows(run, checked);
+    if (Math.max(swept.tasks, swept.actions, swept.checkpoints) < checked.limit) await this.reclaim();
     return swept;
   }
 

@@ -3,6 +3,7 @@ import type { IdKind } from '../../core/ids.js';
 import type { Checkpoint } from '../../core/model.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import * as t from '../types.js';
+import { countActions } from './action-stats.js';
 import * as a from './actions.js';
 import { pruneCheckpointRows } from './checkpoint-prune.js';
 import { listCheckpointPage, readCheckpoint } from './checkpoint-reads.js';
@@ -171,6 +172,14 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
   }
   listActions(scope: t.ReadScope, query: t.ActionQuery = {}) {
     return this.read(scope, null, (q) => a.listActionRows(this.ctx, q, scope, query));
+  }
+  /** PENDING and UNKNOWN actions across all tenants, counted on one snapshot (action-stats.ts). */
+  actionStats(): Promise<t.ActionStats> {
+    return this.do(
+      'snapshot',
+      () => undefined,
+      (q) => countActions(q),
+    );
   }
 
   // checkpoints

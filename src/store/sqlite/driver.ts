@@ -7,8 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow } from '../sql/executor.js';
+import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
+import { Pacer } from '../sql/sweep-batches.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
@@ -21,7 +22,25 @@ export const SQLITE_DIALECT: SqlDialect = {
   name: 'sqlite',
   serialKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
   claimRows: '',
+  inIntegers: (column) => `${column} IN (SELECT value FROM json_each(?))`,
+  rowId: 'rowid',
 };
+
+/**
+ * Every statement runs on this process's event loop: a sweep transaction aims at 1 ms, so a request that
+ * arrives meanwhile waits about that long (and the WAL checkpoint after it, about as long) at most.
+ */
+const SWEEP_PACING: SweepPacing = { first: 32, min: 8, max: 500, targetMs: 1 };
+
+/**
+ * Pages one `PRAGMA incremental_vacuum` step gives back: paced like a sweep transaction (64 pages, about
+ * 1 ms here, to start with).
+ */
+const VACUUM_PACING: SweepPacing = { first: 64, min: 16, max: 2048, targetMs: 1 };
+/** At most this many pages per reclaim (256 MiB at 4 KiB); the rest goes at the next one. */
+const VACUUM_MAX_PAGES = 65_536;
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 
@@ -52,6 +71,7 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     run: async (sql, params = []) => prepared(sql).run(...(params as SqlParam[])).changes,
   };
   const mutex = new Mutex();
+  const vacuumPacer = new Pacer(VACUUM_PACING);
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
     mutex.run(async () => {
       // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
@@ -66,6 +86,12 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
       }
     });
 
+  /** A passive checkpoint: copies what the WAL holds into the database file, never waiting for a reader. */
+  const checkpoint = () =>
+    mutex.run(() => {
+      if (db.open) db.pragma('wal_checkpoint(PASSIVE)');
+    });
+
   return {
     dialect: SQLITE_DIALECT,
     query: {
@@ -76,11 +102,33 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     transaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
     snapshot: (fn) => inTransaction('BEGIN DEFERRED', fn),
     migrationTransaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
-    reclaim: () =>
-      mutex.run(async () => {
-        // At most 4096 pages (16 MiB at 4 KiB) a call, so one call never blocks long; the rest goes next time.
-        if (db.pragma('auto_vacuum', { simple: true }) === 2) db.pragma('incremental_vacuum(4096)');
-      }),
+    sweepPacing: SWEEP_PACING,
+    checkpoint,
+    // The whole file at once (SQLite gives free pages back per database, not per table), in short steps
+    // with the event loop free between them, each followed by a checkpoint of what it moved.
+    reclaim: async (deleted) => {
+      const freePages = () =>
+        mutex.run(() =>
+          db.open && db.pragma('auto_vacuum', { simple: true }) === 2
+            ? Number(db.pragma('freelist_count', { simple: true }))
+            : 0,
+        );
+      let left = await freePages();
+      for (let given = 0; left > 0 && given < VACUUM_MAX_PAGES; ) {
+        const pages = Math.min(vacuumPacer.size, left, VACUUM_MAX_PAGES - given);
+        const started = performance.now();
+        await mutex.run(() => {
+          if (db.open) db.pragma(`incremental_vacuum(${pages})`);
+        });
+        vacuumPacer.observe(performance.now() - started);
+        given += pages;
+        await yieldToEventLoop();
+        await checkpoint();
+        await yieldToEventLoop();
+        left = await freePages();
+      }
+      return [...deleted.keys()];
+    },
     isUniqueViolation: (error) => error instanceof Database.SqliteError && UNIQUE_CODES.has(error.code),
     ping: () => mutex.run(() => db.open && db.prepare('SELECT 1').get() !== undefined),
     close: () =>

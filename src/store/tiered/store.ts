@@ -165,6 +165,8 @@ export class TieredStore implements t.StateStore {
 
   /** Sessions live in Redis: its per-status counts. */
   sessionStats: t.StateStore['sessionStats'] = () => this.run('redis', () => this.redis.sessionStats());
+  /** Actions live in PostgreSQL: its indexed counts (the Redis tier holds no actions). */
+  actionStats: t.StateStore['actionStats'] = () => this.run('postgres', () => this.pg.actionStats());
   /** Tasks, actions and checkpoints live in PostgreSQL; the hot copies of deleted tasks become tombstones. */
   sweepRetention: t.StateStore['sweepRetention'] = (cutoffs, limit) =>
     this.run('postgres', async () => {
