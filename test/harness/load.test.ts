@@ -103,10 +103,19 @@ describe('loadtest', { timeout: 120_000 }, () => {
   it('`agentstate loadtest` runs from commander and writes its report', async () => {
     const reportPath = join(dir, 'cli/load.json');
     const program = buildProgram([registerLoadCommands]).exitOverride();
-    const argv = ['--users', '2', '--turns', '2', '--think-ms', '0', '--warmup', '0', '--report', reportPath];
+    const argv = [
+      ...['--users', '2', '--turns', '2', '--think-ms', '0', '--warmup', '0', '--repeat', '2'],
+      ...['--report', reportPath],
+    ];
     await program.parseAsync(['node', 'agentstate', 'loadtest', ...argv]);
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as LoadReport;
     expect(report).toMatchObject({ users: 2, turns: 2, think_ms: 0, leaks: 0, probe_failures: 0, errors: 0 });
+    // two pairs of baseline and load: their samples pooled, each pair's own ratio kept
+    expect(report.repeat).toBe(2);
+    expect(report.pairs).toHaveLength(2);
+    expect(report.baseline.count).toBe(8);
+    expect(report.load.count).toBe(8);
+    expect(report.load.by_turn.map((t) => t.count)).toEqual([4, 4]);
     // with no think time the load phase is the saturation phase
     expect(report.saturation).toEqual(report.load);
     expect(report.throughput).toBe(report.load.turns_per_s);
@@ -121,6 +130,7 @@ describe('loadtest', { timeout: 120_000 }, () => {
   it('refuses bad options before starting anything', async () => {
     await expect(runLoadTest({ users: 1 })).rejects.toThrow('--users');
     await expect(runLoadTest({ turns: 0 })).rejects.toThrow('--turns');
+    await expect(runLoadTest({ repeat: 0 })).rejects.toThrow('--repeat');
     await expect(runLoadTest({ url: 'http://127.0.0.1:1' })).rejects.toThrow('--api-key');
     expect(existsSync(dir)).toBe(true);
   });

@@ -8,6 +8,7 @@ interface LoadCommandOptions {
   readonly store?: string;
   readonly users: string;
   readonly workers: string;
+  readonly repeat: string;
   readonly turns: string;
   readonly thinkMs: string;
   readonly rampMs?: string;
@@ -37,6 +38,7 @@ export function registerLoadCommands(program: Command): void {
     )
     .option('--store <url>', 'store of the child server (default: a temporary sqlite: file)')
     .option('--users <n>', 'simulated users', '50')
+    .option('--repeat <n>', 'pairs of baseline and load phases, run alternately and pooled', '1')
     .option('--workers <n>', 'processes of the server it starts (serve --workers)', '1')
     .option('--turns <n>', 'turns per user (5 is a whole booking)', '5')
     .option('--think-ms <ms>', 'think time between turns under load (0: saturation only)', '1000')
@@ -55,6 +57,7 @@ export function registerLoadCommands(program: Command): void {
         ...(options.store ? { store: options.store } : {}),
         users: count('--users', options.users, 2),
         workers: count('--workers', options.workers, 1),
+        repeat: count('--repeat', options.repeat, 1),
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),
         ...(options.rampMs !== undefined ? { rampMs: count('--ramp-ms', options.rampMs, 0) } : {}),

@@ -32,8 +32,12 @@ export interface LoadReport {
   readonly probe_failure_samples: ProbeFailure[];
   readonly baseline: PhaseResult;
   readonly load: PhaseResult;
-  /** load.p99_ms / baseline.p99_ms; the goal is <= 1.2. */
+  /** load.p99_ms / baseline.p99_ms (pooled over the pairs when repeated); the goal is <= 1.2. */
   readonly p99_ratio: number;
+  /** Pairs of baseline and load phases run, alternately. */
+  readonly repeat: number;
+  /** Each pair's own p99s and ratio. */
+  readonly pairs: readonly { baseline_p99_ms: number; load_p99_ms: number; p99_ratio: number }[];
   readonly saturation: PhaseResult | null;
   /** Turns per second with no think time, all users at once. */
   readonly throughput: number | null;
@@ -73,6 +77,12 @@ export function toMarkdown(report: LoadReport): string {
     '',
     `Requests: ${report.requests}, errors: ${report.errors}, bookings completed: ${report.bookings_completed} of ${report.bookings_expected}.`,
     '',
+    ...(report.repeat > 1
+      ? [
+          `Baseline and load ran ${report.repeat} times, alternately; the table pools their samples. Each pair's p99 ratio: ${report.pairs.map((p) => p.p99_ratio).join(', ')}.`,
+          '',
+        ]
+      : []),
     '| phase | users | turns | p50 ms | p95 ms | p99 ms | turns/s | server mean / p99 ms (bucket) |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     row('baseline', report.baseline),

@@ -10,6 +10,7 @@ import { dirname, join } from 'node:path';
 import { startAirlineChild } from './airline-child.js';
 import { findLeaks } from './leaks.js';
 import { type PhaseResult, runPhase } from './phase.js';
+import { pooledPhase } from './pool.js';
 import { probeAll } from './probes.js';
 import { newestProfile, summarizeProfile } from './profile.js';
 import type { LoadReport } from './report.js';
@@ -37,6 +38,11 @@ export interface LoadTestOptions {
    * are not one burst of every user in the same millisecond. Default: the think time. 0: all at once.
    */
   readonly rampMs?: number;
+  /**
+   * Runs of the baseline and the load phase, alternately (baseline, load, baseline, load, ...). Their samples
+   * are pooled for the percentiles and the ratio; each pair's own figures are kept in `pairs`. Default 1.
+   */
+  readonly repeat?: number;
   /** Users run (unmeasured) before the baseline so that neither phase pays for a cold server. Default 3. */
   readonly warmupUsers?: number;
   /** Run the saturation phase (no think time) too. Default true. */
@@ -69,6 +75,8 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   if (!Number.isFinite(thinkMs) || thinkMs < 0) throw new Error('loadtest: --think-ms must be >= 0');
   const rampMs = options.rampMs ?? thinkMs;
   if (!Number.isFinite(rampMs) || rampMs < 0) throw new Error('loadtest: --ramp-ms must be >= 0');
+  const repeat = options.repeat ?? 1;
+  if (!Number.isInteger(repeat) || repeat < 1) throw new Error('loadtest: --repeat must be an integer >= 1');
   if (options.url !== undefined && !options.apiKey) throw new Error('loadtest: --url needs --api-key');
   const say = options.onProgress ?? (() => {});
   const temp = mkdtempSync(join(tmpdir(), 'agentstate-loadtest-'));
@@ -114,17 +122,34 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     const all: SimUser[] = [];
     const warmupUsers = options.warmupUsers ?? 3;
     if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, false)).users);
-    const baseline = await phase('baseline', users, 0, false);
-    all.push(...baseline.users);
-    const load = await phase('load', users, thinkMs, true, thinkMs > 0 ? rampMs : 0);
-    all.push(...load.users);
+    const baselineRuns: Awaited<ReturnType<typeof phase>>[] = [];
+    const loadRuns: Awaited<ReturnType<typeof phase>>[] = [];
+    for (let k = 0; k < repeat; k++) {
+      if (repeat > 1) say(`[pair ${k + 1}/${repeat}]`);
+      const b = await phase('baseline', users, 0, false);
+      baselineRuns.push(b);
+      all.push(...b.users);
+      const l = await phase('load', users, thinkMs, true, thinkMs > 0 ? rampMs : 0);
+      loadRuns.push(l);
+      all.push(...l.users);
+    }
+    const baseline = { result: pooledPhase(baselineRuns) };
+    const load = { result: pooledPhase(loadRuns), users: loadRuns[0]?.users ?? [] };
+    const pairs = baselineRuns.map((b, k) => {
+      const l = loadRuns[k]?.result.p99_ms ?? 0;
+      return {
+        baseline_p99_ms: b.result.p99_ms,
+        load_p99_ms: l,
+        p99_ratio: b.result.p99_ms > 0 ? Math.round((l / b.result.p99_ms) * 100) / 100 : 0,
+      };
+    });
     let saturation: PhaseResult | null = thinkMs === 0 ? load.result : null;
     if (thinkMs > 0 && options.saturation !== false) {
       const run = await phase('saturation', users, 0, true);
       all.push(...run.users);
       saturation = run.result;
     }
-    say(`[probes] every load user asks for the other ${users - 1} users' records`);
+    say(`[probes] every user of the (first) load phase asks for the other ${users - 1} users' records`);
     const probes = await probeAll(target, load.users, options.probeConcurrency ?? 16, (done, total) =>
       say(`[probes] ${done}/${total}`),
     );
@@ -169,6 +194,8 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       baseline: baseline.result,
       load: load.result,
       p99_ratio: p99Ratio,
+      repeat,
+      pairs,
       saturation,
       throughput: saturation?.turns_per_s ?? null,
       profile: profFile ? summarizeProfile(profFile) : null,
