@@ -19,6 +19,13 @@ import { Checks } from './validate.js';
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;
 
+/**
+ * Most expired memory items, leases and request keys (each) one sweepExpired call removes, whatever its
+ * limit (which counts sessions): they go in batches until one comes back short, so a sweep that finds no
+ * expired session still removes all of them.
+ */
+export const MAX_SWEEP_OTHERS = MAX_SWEEP_LIMIT;
+
 const noCheck = () => undefined;
 
 type Mode = 'write' | 'read' | 'snapshot';
@@ -32,6 +39,14 @@ export abstract class SqlStoreBase {
   private readonly pacers: Record<'sessions' | s.ExpiringTable | 'checkpoints' | 'actions' | 'tasks', Pacer>;
   /** Rows the sweeps deleted, per table, since the table was last reclaimed. */
   private readonly deleted = new DeletedTally();
+  /**
+   * Called with the error of a storage reclaim after a sweep (the store has no logger). The reclaim runs
+   * after the sweep's deletes committed: its failure never fails the sweep nor loses its counts, and the
+   * tables stay counted for the next one.
+   */
+  onReclaimError: ((error: unknown) => void) | undefined = undefined;
+  private failedReclaims = 0;
+  private lastReclaimError: unknown = undefined;
 
   constructor(
     readonly adapter: string,
@@ -198,7 +213,7 @@ export abstract class SqlStoreBase {
     for (const table of s.EXPIRING_TABLES) {
       const gone = await inBatches({
         pacer: this.pacers[table],
-        limit: max,
+        limit: MAX_SWEEP_OTHERS,
         step: (size) => this.do('write', noCheck, (tx) => s.sweepOthers(this.ctx, tx, table, size, d)),
         between,
       });
@@ -215,13 +230,31 @@ export abstract class SqlStoreBase {
     return checkpoint === undefined ? undefined : () => this.do('read', noCheck, () => checkpoint());
   }
 
-  /** Hands the rows deleted since the last reclaim to the driver, which decides what is worth giving back. */
+  /**
+   * Hands the rows deleted since the last reclaim to the driver, which decides what is worth giving back.
+   * Never throws: an error goes to `onReclaimError` and `reclaimErrors` (the sweep before it stands).
+   */
   private async reclaim(): Promise<void> {
     const reclaim = this.driver.reclaim?.bind(this.driver);
     if (reclaim === undefined) return;
     const deleted = this.deleted.snapshot();
-    const done = await this.do('read', noCheck, () => reclaim(deleted));
-    this.deleted.settle(deleted, done);
+    try {
+      const done = await this.do('read', noCheck, () => reclaim(deleted));
+      this.deleted.settle(deleted, done);
+    } catch (error) {
+      this.failedReclaims += 1;
+      this.lastReclaimError = error;
+      try {
+        this.onReclaimError?.(error);
+      } catch {
+        // the hook's own failure changes nothing of the sweep
+      }
+    }
+  }
+
+  /** How many storage reclaims after sweeps failed since the store opened, and the last one's error. */
+  get reclaimErrors(): { readonly count: number; readonly last: unknown } {
+    return { count: this.failedReclaims, last: this.lastReclaimError };
   }
 
   sessionStats() {
