@@ -16,13 +16,16 @@ export interface ShutdownOptions {
   readonly exit?: (code: number) => void;
 }
 
+/** Returns a function that starts the same shutdown (or joins the one under way) without a signal. */
 export function installGracefulShutdown(app: FastifyInstance, options: ShutdownOptions): () => Promise<void> {
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const exit = options.exit ?? ((code: number) => process.exit(code));
   let closing: Promise<void> | null = null;
 
-  const shutdown = (signal: string): Promise<void> => {
+  const shutdown = (signal: string, fromSignal: boolean): Promise<void> => {
     if (closing !== null) {
+      // A second signal means "now"; a second programmatic request joins the shutdown under way.
+      if (!fromSignal) return closing;
       app.log.warn({ signal }, 'second signal: exiting now');
       exit(1);
       return closing;
@@ -49,6 +52,6 @@ export function installGracefulShutdown(app: FastifyInstance, options: ShutdownO
     return closing;
   };
 
-  for (const signal of signals) process.on(signal, () => void shutdown(signal));
-  return () => shutdown('manual');
+  for (const signal of signals) process.on(signal, () => void shutdown(signal, true));
+  return () => shutdown('manual', false);
 }

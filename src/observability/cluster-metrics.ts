@@ -74,16 +74,22 @@ export function workerMetricsSource(registry: Registry): () => Promise<string> {
 /** In the primary: answers the workers' requests for the cluster's metrics. */
 export function serveClusterMetrics(): void {
   const aggregator = new AggregatorRegistry();
+  // The asking worker may have died while the others answered: never send on a closed channel (its error
+  // would be unhandled in the primary and take the whole cluster down).
+  const answer = (worker: Worker, reply: Answer) => {
+    if (!worker.isConnected()) return;
+    worker.send(reply, undefined, () => undefined);
+  };
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (!isAsk(message)) return;
     aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: ANSWER, id: message.id, text } satisfies Answer),
+      (text) => answer(worker, { type: ANSWER, id: message.id, text }),
       (error: unknown) =>
-        worker.send({
+        answer(worker, {
           type: ANSWER,
           id: message.id,
           error: error instanceof Error ? error.message : String(error),
-        } satisfies Answer),
+        }),
     );
   });
 }

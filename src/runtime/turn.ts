@@ -134,7 +134,11 @@ async function collect(
   const open = await store.listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 100 });
   const known = new Map<string, Task>();
   for (const task of open.items) known.set(task.id, task);
-  for (const task of final?.tasks ?? []) known.set(task.id, task);
+  // The newer copy of each: the list read now, or what the final commit wrote (a PATCH may come between).
+  for (const task of final?.tasks ?? []) {
+    const listed = known.get(task.id);
+    if (listed === undefined || listed.version < task.version) known.set(task.id, task);
+  }
   const tasks: Task[] = [];
   for (const id of output.task_ids) {
     const task = known.get(id) ?? (await store.getTask(scope, id));

@@ -2,10 +2,17 @@
  * `agentstate serve --workers 2` as real processes: one port, one banner, metrics summed over the workers,
  * a worker killed with SIGKILL started again while the others keep serving, and SIGTERM stopping them all.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnCli, tempDir } from './run.js';
+import { MAIN, spawnCli, TSX, tempDir } from './run.js';
+
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) if (key.startsWith('AGENTSTATE_')) delete env[key];
+  return { ...env, AGENTSTATE_LOG_LEVEL: 'warn' };
+}
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -107,6 +114,12 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
       () => stderr,
       (text) => /worker \d exited with SIGKILL; starting it again/.test(text),
     );
+    // While the worker is away (it died within 10 s of its start, so it comes back after 1 s), the cluster
+    // still answers its metrics, at once.
+    const during = Date.now();
+    const scraped = await call(url, 'GET', '/metrics');
+    expect(scraped.status).toBe(200);
+    expect(Date.now() - during).toBeLessThan(2_000);
     const again = await until(
       () => childrenOf(primary),
       (pids) => pids.length === 2 && !pids.includes(workers[0] as number),
@@ -122,6 +135,71 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
     expect(await exited).toBe(0);
     expect(childrenOf(primary)).toEqual([]);
     for (const pid of again) expect(() => process.kill(pid, 0)).toThrow();
+  });
+
+  it('fails at once, in one sentence, when a worker cannot start', async () => {
+    const started = Date.now();
+    const child = spawnCli(
+      [
+        'serve',
+        '--workers',
+        '2',
+        '--port',
+        '0',
+        '--store',
+        `sqlite:${tmp.dir}/f.db`,
+        '--agents',
+        `${tmp.dir}/missing.js`,
+      ],
+      tmp.dir,
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/cannot load --agents/);
+    expect(stderr).toMatch(/worker \d exited with 1 before it listened/);
+    expect(Date.now() - started).toBeLessThan(60_000);
+  });
+
+  it('Ctrl-C to the whole process group lets a request in flight finish, then exits 0', async () => {
+    const child = spawn(
+      process.execPath,
+      ['--import', TSX, MAIN, 'serve', '--workers', '2', '--port', '0', '--store', `sqlite:${tmp.dir}/g.db`],
+      { cwd: tmp.dir, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: cleanEnv() },
+    );
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const url = await until(
+      () => /agentstate serving (http:\/\/\S+)/.exec(stderr)?.[1] ?? '',
+      (u) => u !== '',
+    );
+    const { hostname, port } = new URL(url);
+    const body = JSON.stringify({ agent: 'flight_booking' });
+    const answer = new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => {
+        socket.write(
+          `POST /v1/sessions HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+        );
+        setTimeout(() => {
+          process.kill(-(child.pid as number), 'SIGINT');
+          setTimeout(() => socket.write(body.slice(5)), 500);
+        }, 300);
+      });
+      let response = '';
+      socket.on('data', (chunk) => {
+        response += chunk.toString();
+      });
+      socket.on('end', () => resolve(response));
+      socket.on('error', reject);
+    });
+    expect(await answer).toMatch(/^HTTP\/1\.1 201/);
+    expect(await exited).toBe(0);
   });
 
   it('refuses a number of workers that is not a whole number from 1 to 64, in one sentence', async () => {

@@ -13,6 +13,8 @@ import { openStore } from '../../store/open.js';
 import { CliError } from '../context.js';
 
 export const WORKER_INDEX_ENV = 'AGENTSTATE_WORKER_INDEX';
+/** Sent by the primary to each worker to stop it gracefully (a signal could be the worker's second). */
+export const STOP_MESSAGE = 'agentstate:stop';
 export const MAX_WORKERS = 64;
 
 /** Set in a worker once it listens; the primary prints the start banner when every worker has. */
@@ -34,6 +36,9 @@ export interface PrimaryOptions {
 
 const START_TIMEOUT_MS = 120_000;
 const STOP_TIMEOUT_MS = 40_000;
+/** A worker that dies sooner than this after its start is started again after a growing delay. */
+const QUICK_EXIT_MS = 10_000;
+const MAX_RESTART_DELAY_MS = 30_000;
 
 export async function runClusterPrimary(options: PrimaryOptions): Promise<void> {
   // Migrations once, here, rather than N workers racing to run them.
@@ -48,13 +53,33 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
 
   let stopping = false;
   const indexOf = new Map<Worker, number>();
+  const startedAt = new Map<number, number>();
+  const quickExits = new Map<number, number>();
   const fork = (index: number): Worker => {
     const worker = cluster.fork({ ...env, [WORKER_INDEX_ENV]: String(index) });
     indexOf.set(worker, index);
+    startedAt.set(index, Date.now());
+    // A worker whose channel breaks must not crash the primary with an unhandled 'error'.
+    worker.on('error', () => undefined);
     return worker;
+  };
+  /** Starts worker `index` again: at once after a long life, after 1, 2, 4 ... 30 s after quick deaths. */
+  const restart = (index: number, how: string): void => {
+    const quick = Date.now() - (startedAt.get(index) ?? 0) < QUICK_EXIT_MS;
+    const streak = quick ? (quickExits.get(index) ?? 0) + 1 : 0;
+    quickExits.set(index, streak);
+    const delay = streak === 0 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 1_000 * 2 ** (streak - 1));
+    process.stderr.write(
+      `agentstate: worker ${index} exited with ${how}; starting it again${delay > 0 ? ` in ${delay / 1000} s` : ''}\n`,
+    );
+    setTimeout(() => {
+      if (!stopping) fork(index);
+    }, delay).unref();
   };
 
   const listening = new Map<number, ListeningMessage>();
+  /** Workers that listen, so have their stop handler: the others are stopped with SIGTERM. */
+  const serving = new WeakSet<Worker>();
   const started = new Promise<ListeningMessage>((resolveStarted, rejectStarted) => {
     const timer = setTimeout(
       () => rejectStarted(new CliError(`the workers did not all start within ${START_TIMEOUT_MS / 1000} s`)),
@@ -64,6 +89,7 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
       if (!isListening(message)) return;
       const index = indexOf.get(worker);
       if (index === undefined) return;
+      serving.add(worker);
       listening.set(index, message);
       if (listening.size === options.workers) {
         clearTimeout(timer);
@@ -79,13 +105,16 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
         rejectStarted(new CliError(`worker ${index} exited with ${signal ?? code} before it listened`));
         return;
       }
-      process.stderr.write(`agentstate: worker ${index} exited with ${signal ?? code}; starting it again\n`);
-      fork(index);
+      restart(index, String(signal ?? code));
     });
   });
 
-  const stop = async (): Promise<void> => {
-    if (stopping) return;
+  let stopped: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopped ??= stopAll();
+    return stopped;
+  };
+  const stopAll = async (): Promise<void> => {
     stopping = true;
     const workers = [...indexOf.keys()];
     const gone = workers.map(
@@ -95,7 +124,13 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
           else worker.once('exit', () => done());
         }),
     );
-    for (const worker of workers) worker.process.kill('SIGTERM');
+    // Over IPC, not a signal: a worker that got the same signal from the terminal's process group would take
+    // a second one as "exit now". One still starting (no stop handler yet) or without a channel gets SIGTERM.
+    for (const worker of workers) {
+      if (serving.has(worker) && worker.isConnected())
+        worker.send({ type: STOP_MESSAGE }, undefined, () => undefined);
+      else if (!worker.isDead()) worker.process.kill('SIGTERM');
+    }
     const force = setTimeout(() => {
       for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
     }, STOP_TIMEOUT_MS);
@@ -103,11 +138,27 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
     clearTimeout(force);
     await airline?.close();
   };
+  let signals = 0;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.on(signal, () => {
-      void stop().then(() => process.exit(0));
+      signals++;
+      if (signals === 1) {
+        void stop().then(() => process.exit(0));
+        return;
+      }
+      // A second signal means "now", as for a single server: each worker, already stopping, takes this
+      // SIGTERM as its own second signal and exits at once.
+      process.stderr.write('agentstate: second signal: stopping the workers now\n');
+      for (const worker of indexOf.keys()) if (!worker.isDead()) worker.process.kill('SIGTERM');
+      process.exit(1);
     });
   }
+  process.on('uncaughtException', (error) => {
+    process.stderr.write(
+      `agentstate: the primary failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    void stop().then(() => process.exit(1));
+  });
 
   for (let i = 0; i < options.workers; i++) fork(i);
   try {

@@ -8,7 +8,13 @@ import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../h
 import { openStore } from '../../store/open.js';
 import { storeUrlOf } from '../context.js';
 import { parsePort } from './parse.js';
-import { type ListeningMessage, parseWorkers, runClusterPrimary, workerIndex } from './serve-cluster.js';
+import {
+  type ListeningMessage,
+  parseWorkers,
+  runClusterPrimary,
+  STOP_MESSAGE,
+  workerIndex,
+} from './serve-cluster.js';
 
 interface ServeOptions {
   readonly store?: string;
@@ -58,14 +64,15 @@ export function registerServeCommands(program: Command): void {
         await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
         return;
       }
-      const raw = await openStore(url);
       const { createMetrics } = await import('../../observability/metrics.js');
       const { instrumentStore } = await import('../../observability/instrumented-store.js');
       const metrics = createMetrics();
+      // A worker answers the primary's metrics requests from now on, so a scrape during its start never waits.
       const collectMetrics =
         worker === null
           ? undefined
           : (await import('../../observability/cluster-metrics.js')).workerMetricsSource(metrics.registry);
+      const raw = await openStore(url);
       const store = instrumentStore(raw, metrics);
       // Loaded here, not at the top, so that the other commands start fast.
       const { createServer } = await import('../../http/server.js');
@@ -96,13 +103,22 @@ export function registerServeCommands(program: Command): void {
                 onError: (error) => app.log.error({ err: error }, 'sweep failed'),
               })
             : null;
-        installGracefulShutdown(app, {
+        // In a cluster the primary coordinates the stop: Ctrl-C reaches every process of the group, and the
+        // primary then asks each worker over IPC (the same shutdown, joined, never a second signal).
+        if (worker !== null) process.on('SIGINT', () => undefined);
+        const stopNow = installGracefulShutdown(app, {
+          ...(worker === null ? {} : { signals: ['SIGTERM'] as NodeJS.Signals[] }),
           afterClose: async () => {
             await sweeper?.stop();
             await linked.close();
             await store.close();
           },
         });
+        if (worker !== null) {
+          process.on('message', (message: unknown) => {
+            if ((message as { type?: unknown } | null)?.type === STOP_MESSAGE) void stopNow();
+          });
+        }
         const address = await app.listen({ host: config.host, port: config.port });
         const auth =
           config.apiKeys.size === 0
