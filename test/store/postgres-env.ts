@@ -9,15 +9,19 @@ export function randomSchema(): string {
   return `t_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 }
 
-export function schemaUrl(schema: string): string {
-  const url = new URL(POSTGRES_URL);
+export function schemaUrl(schema: string, base: string = POSTGRES_URL): string {
+  const url = new URL(base);
   url.searchParams.set('schema', schema);
   return url.toString();
 }
 
 /** Runs one statement on a connection of its own (for setup, inspection and cleanup). */
-export async function adminQuery(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
+export async function adminQuery(
+  text: string,
+  values: unknown[] = [],
+  url: string = POSTGRES_URL,
+): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     return await client.query(text, values);
@@ -28,4 +32,21 @@ export async function adminQuery(text: string, values: unknown[] = []): Promise<
 
 export async function dropSchema(schema: string): Promise<void> {
   await adminQuery(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * A database of its own (for tests that look at every transaction of the database, or change its settings),
+ * with its URL; `drop` ends its connections and drops it.
+ */
+export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `as_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    },
+  };
 }

@@ -1,20 +1,37 @@
 /**
  * PostgreSQL storage reclaim after sweeps: a sweep that emptied tables truncates their heaps (VACUUM) and
  * rebuilds their bloated indexes (REINDEX CONCURRENTLY); only one instance compacts a schema at a time, and
- * one that finds the lock taken skips and tries again after its next sweep.
+ * one that finds the lock taken skips and tries again after its next sweep. A long transaction holds no
+ * sweep up and leaves no half-built index behind; a failed reclaim never fails its sweep. In a database of
+ * its own: the reclaim looks at every transaction of the database.
  */
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
-import { freshIndexPages, indexBloated } from '../../src/store/postgres/reclaim.js';
+import {
+  freshIndexPages,
+  indexBloated,
+  ReclaimState,
+  reclaimPostgres,
+} from '../../src/store/postgres/reclaim.js';
+import { SqlStoreBase } from '../../src/store/sql/store-base.js';
 import type { StateStore } from '../../src/store/types.js';
-import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';
+import { adminQuery as adminQueryOn, createDatabase, randomSchema, schemaUrl } from './postgres-env.js';
 
-const schemas: string[] = [];
+let database: { url: string; drop: () => Promise<void> } | undefined;
+beforeAll(async () => {
+  database = await createDatabase();
+}, 30_000);
 afterAll(async () => {
-  for (const schema of schemas) await dropSchema(schema);
+  await database?.drop();
 });
+
+function dbUrl(): string {
+  if (database === undefined) throw new Error('the test database is not created');
+  return database.url;
+}
+const adminQuery = (text: string, values: unknown[] = []) => adminQueryOn(text, values, dbUrl());
 
 const PAST = '2020-01-01T00:00:00.000Z';
 const scope = { tenant_id: 'tenant', user_id: 'user' };
@@ -22,8 +39,7 @@ const scope = { tenant_id: 'tenant', user_id: 'user' };
 /** A new store (and schema) holding `count` expired sessions of two messages each, written in bulk. */
 async function expiredStore(count: number): Promise<{ schema: string; store: StateStore }> {
   const schema = randomSchema();
-  schemas.push(schema);
-  const store = await openPostgresStore({ url: schemaUrl(schema), clock: new ManualClock() });
+  const store = await openPostgresStore({ url: schemaUrl(schema, dbUrl()), clock: new ManualClock() });
   await adminQuery(
     `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
         created_at, updated_at, last_activity_at, expires_at, ended_at, message_count)
@@ -84,7 +100,7 @@ async function untilReclaimed(store: StateStore, schema: string): Promise<void> 
 
 /** A snapshot held open on the database (a long transaction elsewhere), until `release`. */
 async function openSnapshot(): Promise<{ release: () => Promise<void> }> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  const client = new pg.Client({ connectionString: dbUrl() });
   await client.connect();
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
   await client.query('SELECT 1');
@@ -94,6 +110,56 @@ async function openSnapshot(): Promise<{ release: () => Promise<void> }> {
       await client.end();
     },
   };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The indexes of the schema named like the copies a concurrent rebuild makes (`_ccnew`, `_ccold`). */
+async function rebuildCopies(schema: string): Promise<string[]> {
+  const result = await adminQuery(
+    `SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind = 'i' AND c.relname ~ '_cc(new|old)[0-9]*$' ORDER BY 1`,
+    [schema],
+  );
+  return result.rows.map((row) => row.name);
+}
+
+/**
+ * A transaction that read the schema's messages and stays open (REPEATABLE READ: its snapshot, and its
+ * ACCESS SHARE lock on the table, until `release`), older than a second once this returns.
+ */
+async function openReader(schema: string): Promise<{ release: () => Promise<void> }> {
+  const client = new pg.Client({ connectionString: dbUrl() });
+  await client.connect();
+  await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+  await client.query(`SELECT count(*) FROM "${schema}".messages`);
+  await sleep(1200);
+  return {
+    release: async () => {
+      await client.query('COMMIT');
+      await client.end();
+    },
+  };
+}
+
+/** Holds the schema's reclaim lock, so that a sweep deletes and gives nothing back, until `release`. */
+async function holdReclaimLock(schema: string): Promise<{ release: () => Promise<void> }> {
+  const holder = new pg.Client({ connectionString: dbUrl() });
+  await holder.connect();
+  await holder.query('SELECT pg_advisory_lock(hashtext($1))', [`agentstate:reclaim:${schema}`]);
+  return { release: () => holder.end() };
+}
+
+function sqlStore(store: StateStore): SqlStoreBase {
+  if (!(store instanceof SqlStoreBase)) throw new Error('not an SQL store');
+  return store;
+}
+
+/** Sweeps (nothing left to delete) and says how long the call took. */
+async function timedSweep(store: StateStore, expected = 0): Promise<number> {
+  const started = Date.now();
+  expect(await store.sweepExpired(100_000)).toBe(expected);
+  return Date.now() - started;
 }
 
 describe('postgres reclaim heuristics', () => {
@@ -114,6 +180,26 @@ describe('postgres reclaim heuristics', () => {
     expect(indexBloated({ ...live, pages: 773 })).toBe(false);
     expect(indexBloated({ ...live, pages: 774 })).toBe(true);
     expect(indexBloated({ ...live, keyBytes: null, pages: 5000 })).toBe(false);
+  });
+
+  it('a table whose rebuild failed skips its rebuilds for 4 reclaims, twice as many after each failure in a row', () => {
+    const state = new ReclaimState();
+    const skipped = () => {
+      let n = 0;
+      while (!state.mayRebuild('messages')) n++;
+      return n;
+    };
+    expect(state.mayRebuild('messages')).toBe(true);
+    state.failed('messages');
+    expect(state.mayRebuild('sessions')).toBe(true);
+    expect(skipped()).toBe(4);
+    state.failed('messages');
+    expect(skipped()).toBe(8);
+    for (let i = 0; i < 10; i++) state.failed('messages');
+    expect(skipped()).toBe(64);
+    state.succeeded('messages');
+    state.failed('messages');
+    expect(skipped()).toBe(4);
   });
 });
 
@@ -139,7 +225,7 @@ describe('postgres reclaim after a sweep', () => {
 
   it('skips while another instance holds the reclaim lock, and reclaims after its next sweep', async () => {
     const { schema, store } = await expiredStore(1000);
-    const holder = new pg.Client({ connectionString: POSTGRES_URL });
+    const holder = new pg.Client({ connectionString: dbUrl() });
     await holder.connect();
     try {
       const lock = `agentstate:reclaim:${schema}`;
@@ -172,7 +258,7 @@ describe('postgres reclaim after a sweep', () => {
 
   it('an index rebuild held up by an older transaction gives up, leaves no half-built index, and is done later', async () => {
     const { schema, store } = await expiredStore(1000);
-    const holder = new pg.Client({ connectionString: POSTGRES_URL });
+    const holder = new pg.Client({ connectionString: dbUrl() });
     await holder.connect();
     const lock = `agentstate:reclaim:${schema}`;
     await holder.query('SELECT pg_advisory_lock(hashtext($1))', [lock]);
@@ -199,7 +285,7 @@ describe('postgres reclaim after a sweep', () => {
 
   it('two instances sweeping and reclaiming at once delete every session once and both succeed', async () => {
     const { schema, store } = await expiredStore(4000);
-    const other = await openPostgresStore({ url: schemaUrl(schema), clock: new ManualClock() });
+    const other = await openPostgresStore({ url: schemaUrl(schema, dbUrl()), clock: new ManualClock() });
     const live = await store.createSession(scope, { ttl_seconds: 3600 });
     await store.appendMessages(scope, live.id, [{ role: 'user', content: 'still here' }]);
     const removed = await Promise.all([store.sweepExpired(100_000), other.sweepExpired(100_000)]);
@@ -209,5 +295,162 @@ describe('postgres reclaim after a sweep', () => {
     expect((await store.listMessages(scope, live.id)).map((m) => m.content)).toEqual(['still here']);
     expect(await invalidIndexes(schema)).toBe(0);
     await Promise.all([store.close(), other.close()]);
+  });
+
+  it('a long transaction that read the table holds no sweep up and leaves no rebuild copy; a sweep after it rebuilds', async () => {
+    const { schema, store } = await expiredStore(5000);
+    const lock = await holdReclaimLock(schema);
+    expect(await store.sweepExpired(100_000)).toBe(5000);
+    const reader = await openReader(schema);
+    try {
+      await lock.release();
+      const before = await pages(schema);
+      const times = [await timedSweep(store), await timedSweep(store), await timedSweep(store)];
+      // no truncation waiting 5 s for the reader's lock, no rebuild waiting LOCK_TIMEOUT for its snapshot
+      expect(Math.max(...times), JSON.stringify(times)).toBeLessThan(1500);
+      expect(await rebuildCopies(schema)).toEqual([]);
+      expect(await invalidIndexes(schema)).toBe(0);
+      expect((await pages(schema)).messages_pkey).toBe(before.messages_pkey);
+    } finally {
+      await reader.release();
+    }
+    await untilReclaimed(store, schema);
+    expect(await rebuildCopies(schema)).toEqual([]);
+    await store.close();
+  });
+
+  it('drops the copy a rebuild that died left, at the next reclaim once no long transaction holds its table', async () => {
+    const { schema, store } = await expiredStore(1000);
+    // another session's REINDEX gave up waiting for an older snapshot: its copy stays, invalid
+    const snapshot = await openSnapshot();
+    const admin = new pg.Client({ connectionString: dbUrl() });
+    await admin.connect();
+    try {
+      await admin.query("SET lock_timeout = '300ms'");
+      await expect(admin.query(`REINDEX INDEX CONCURRENTLY "${schema}".messages_pkey`)).rejects.toThrow(
+        /lock/,
+      );
+    } finally {
+      await admin.end();
+      await snapshot.release();
+    }
+    expect(await rebuildCopies(schema)).toEqual(['messages_pkey_ccnew']);
+    const reader = await openReader(schema);
+    try {
+      // the drop would wait for the reader: not tried, and nothing else waits either
+      expect(await timedSweep(store, 1000)).toBeLessThan(1500);
+      expect(await rebuildCopies(schema)).toEqual(['messages_pkey_ccnew']);
+    } finally {
+      await reader.release();
+    }
+    await untilReclaimed(store, schema);
+    expect(await rebuildCopies(schema)).toEqual([]);
+    expect(await invalidIndexes(schema)).toBe(0);
+    await store.close();
+  });
+
+  it('a database statement_timeout cancels no step of the reclaim', async () => {
+    const name = new URL(dbUrl()).pathname.slice(1);
+    await adminQuery(`ALTER DATABASE "${name}" SET statement_timeout = '400ms'`);
+    try {
+      const { schema, store } = await expiredStore(1000);
+      const lock = await holdReclaimLock(schema);
+      expect(await store.sweepExpired(100_000)).toBe(1000);
+      // a rebuild now waits for this snapshot longer than the statement timeout
+      const snapshot = await openSnapshot();
+      try {
+        await lock.release();
+        expect(await store.sweepExpired(100_000)).toBe(0);
+        // the rebuild gave up at the lock timeout (not cancelled half-way) and its copy was dropped
+        expect(await rebuildCopies(schema)).toEqual([]);
+        expect(await invalidIndexes(schema)).toBe(0);
+        expect(sqlStore(store).reclaimErrors.count).toBe(0);
+      } finally {
+        await snapshot.release();
+      }
+      await untilReclaimed(store, schema);
+      expect(sqlStore(store).reclaimErrors.count).toBe(0);
+      await store.close();
+    } finally {
+      await adminQuery(`ALTER DATABASE "${name}" RESET statement_timeout`);
+    }
+  });
+
+  it("a reclaim that fails keeps its sweep and the sweep's count, reports the error, and leaves no copy", async () => {
+    const { schema, store } = await expiredStore(1000);
+    expect(store).toBeInstanceOf(SqlStoreBase);
+    const errors: unknown[] = [];
+    sqlStore(store).onReclaimError = (error) => errors.push(error);
+    const lock = await holdReclaimLock(schema);
+    expect(await store.sweepExpired(100_000)).toBe(1000);
+    // the rebuild waits for this snapshot, and is cancelled meanwhile
+    const snapshot = await openSnapshot();
+    await lock.release();
+    await adminQuery(
+      `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
+          created_at, updated_at, last_activity_at, expires_at, ended_at, message_count)
+        SELECT 'sess_more' || g, 't', 'u', NULL, 'active', '{}', 1, 60, $1, $1, $1, $1, NULL, 0
+        FROM generate_series(1, 300) g`,
+      [PAST],
+    );
+    let cancelled = false;
+    const watcher = (async () => {
+      const deadline = Date.now() + 15_000;
+      while (!cancelled && Date.now() < deadline) {
+        const result = await adminQuery(
+          `SELECT pg_cancel_backend(pid) AS ok FROM pg_stat_activity
+            WHERE datname = current_database() AND pid <> pg_backend_pid()
+              AND query LIKE 'REINDEX INDEX CONCURRENTLY%' AND wait_event_type = 'Lock'`,
+        );
+        cancelled = result.rows.some((row) => row.ok === true);
+        await sleep(50);
+      }
+    })();
+    try {
+      expect(await store.sweepExpired(100_000)).toBe(300);
+    } finally {
+      await watcher;
+      await snapshot.release();
+    }
+    expect(cancelled).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(sqlStore(store).reclaimErrors.count).toBe(1);
+    expect(String((errors[0] as { cause?: unknown }).cause)).toMatch(/cancel/);
+    expect(await rebuildCopies(schema)).toEqual([]);
+    expect(await count(schema, 'messages')).toBe(0);
+    await untilReclaimed(store, schema);
+    await store.close();
+  });
+
+  it('leaves the tables of another owner alone (a VACUUM by a non-owner only warns), and counts them done', async () => {
+    const { schema, store } = await expiredStore(1000);
+    await store.close();
+    const role = `as_${randomSchema()}`;
+    await adminQuery(`CREATE ROLE "${role}" LOGIN`);
+    const url = new URL(dbUrl());
+    url.username = role;
+    const client = new pg.Client({ connectionString: url.toString() });
+    try {
+      await adminQuery(`GRANT USAGE ON SCHEMA "${schema}" TO "${role}"`);
+      await adminQuery(
+        `GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "${schema}" TO "${role}"`,
+      );
+      await client.connect();
+      const notices: string[] = [];
+      client.on('notice', (notice) => notices.push(notice.message ?? ''));
+      const removed = await client.query(`DELETE FROM "${schema}".messages`);
+      await client.query(`DELETE FROM "${schema}".sessions`);
+      const deleted = new Map([
+        ['sessions', 1000],
+        ['messages', removed.rowCount ?? 0],
+      ]);
+      const done = await reclaimPostgres(client as unknown as pg.PoolClient, schema, deleted);
+      expect(done.sort()).toEqual(['messages', 'sessions']);
+      expect(notices).toEqual([]);
+    } finally {
+      await client.end();
+      await adminQuery(`DROP OWNED BY "${role}"`);
+      await adminQuery(`DROP ROLE "${role}"`);
+    }
   });
 });

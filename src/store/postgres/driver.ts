@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
-import { reclaimPostgres } from './reclaim.js';
+import { ReclaimState, reclaimPostgres } from './reclaim.js';
 
 export const POSTGRES_DIALECT: SqlDialect = {
   name: 'postgres',
@@ -100,6 +100,8 @@ const schemaOf = new WeakMap<pg.PoolClient, string>();
 export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOptions): SqlDriver {
   const statements = new Map<string, Statement>();
   const quoted = `"${schema}"`;
+  /** Which tables' index rebuilds back off after a failure, kept from one reclaim to the next. */
+  const reclaimState = new ReclaimState();
 
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {
@@ -209,7 +211,7 @@ export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOp
       const client = await checkout();
       let broken: Error | undefined;
       try {
-        return await reclaimPostgres(client, schema, deleted);
+        return await reclaimPostgres(client, schema, deleted, reclaimState);
       } catch (error) {
         if (connectionLost(error)) broken = error instanceof Error ? error : new Error(String(error));
         throw error;
