@@ -97,7 +97,8 @@ export function registerServeCommands(program: Command): void {
         // A storage reclaim that fails after a sweep (PostgreSQL VACUUM / REINDEX) never fails the sweep: log it.
         const { SqlStoreBase } = await import('../../store/sql/store-base.js');
         if (raw instanceof SqlStoreBase) {
-          raw.onReclaimError = (error) => app.log.error({ err: error }, 'storage reclaim after a sweep failed');
+          raw.onReclaimError = (error) =>
+            app.log.error({ err: error }, 'storage reclaim after a sweep failed');
         }
         // One sweeper per cluster is enough (several would be safe, only wasteful): worker 0's.
         const sweeper =
