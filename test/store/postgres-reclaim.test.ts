@@ -37,9 +37,16 @@ const PAST = '2020-01-01T00:00:00.000Z';
 const scope = { tenant_id: 'tenant', user_id: 'user' };
 
 /** A new store (and schema) holding `count` expired sessions of two messages each, written in bulk. */
-async function expiredStore(count: number): Promise<{ schema: string; store: StateStore }> {
+async function expiredStore(
+  count: number,
+  reclaimLongTransactionMs?: number,
+): Promise<{ schema: string; store: StateStore }> {
   const schema = randomSchema();
-  const store = await openPostgresStore({ url: schemaUrl(schema, dbUrl()), clock: new ManualClock() });
+  const store = await openPostgresStore({
+    url: schemaUrl(schema, dbUrl()),
+    clock: new ManualClock(),
+    ...(reclaimLongTransactionMs === undefined ? {} : { reclaimLongTransactionMs }),
+  });
   await adminQuery(
     `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
         created_at, updated_at, last_activity_at, expires_at, ended_at, message_count)
@@ -377,7 +384,9 @@ describe('postgres reclaim after a sweep', () => {
   });
 
   it("a reclaim that fails keeps its sweep and the sweep's count, reports the error, and leaves no copy", async () => {
-    const { schema, store } = await expiredStore(1000);
+    // The rebuild must start and then wait for the snapshot below, however slowly this machine gets there:
+    // the store counts a transaction as long only after 10 minutes.
+    const { schema, store } = await expiredStore(1000, 600_000);
     expect(store).toBeInstanceOf(SqlStoreBase);
     const errors: unknown[] = [];
     sqlStore(store).onReclaimError = (error) => errors.push(error);

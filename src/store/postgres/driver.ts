@@ -91,17 +91,24 @@ export interface PostgresDriverOptions {
   readonly schema: string;
   /** True when the pool's connections already start in the schema (our own pool, via `options`). */
   readonly searchPathSet: boolean;
+  /** See PostgresStoreOptions.reclaimLongTransactionMs. */
+  readonly reclaimLongTransactionMs?: number;
 }
 
 /** Module-wide, so that stores of different schemas on one caller's pool each set the schema they need. */
 const guarded = new WeakSet<pg.PoolClient>();
 const schemaOf = new WeakMap<pg.PoolClient, string>();
 
-export function postgresDriver({ pool, schema, searchPathSet }: PostgresDriverOptions): SqlDriver {
+export function postgresDriver({
+  pool,
+  schema,
+  searchPathSet,
+  reclaimLongTransactionMs,
+}: PostgresDriverOptions): SqlDriver {
   const statements = new Map<string, Statement>();
   const quoted = `"${schema}"`;
   /** Which tables' index rebuilds back off after a failure, kept from one reclaim to the next. */
-  const reclaimState = new ReclaimState();
+  const reclaimState = new ReclaimState(reclaimLongTransactionMs);
 
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {

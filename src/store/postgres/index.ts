@@ -10,6 +10,9 @@
  * - `max`: connections of the store's own pool. Default 10.
  * - `connectTimeoutMs`: how long a call waits for a connection of the store's own pool before it fails with
  *   `store_unavailable`. Default 10000.
+ * - `reclaimLongTransactionMs`: a transaction of the database open longer than this keeps the storage
+ *   reclaim after a sweep from rebuilding indexes or truncating tables it holds (docs/lifecycle.md).
+ *   Default 1000.
  * JSON values are stored as JSON text (not jsonb, which refuses \u0000 inside strings), so every plain-JSON
  * value round-trips unchanged; audit queries cast with `::jsonb`.
  */
@@ -27,6 +30,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly schema?: string;
   readonly max?: number;
   readonly connectTimeoutMs?: number;
+  readonly reclaimLongTransactionMs?: number;
 }
 
 export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
@@ -63,6 +67,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     options.connectTimeoutMs === undefined
       ? 10_000
       : checks.positiveInt(options.connectTimeoutMs, 'connectTimeoutMs');
+  const reclaimLongTransactionMs =
+    options.reclaimLongTransactionMs === undefined
+      ? undefined
+      : checks.positiveInt(options.reclaimLongTransactionMs, 'reclaimLongTransactionMs');
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
@@ -77,7 +85,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         });
   ownPool?.on('error', () => undefined);
   const pool = ownPool ?? (options.pool as pg.Pool);
-  const driver = postgresDriver({ pool, schema, searchPathSet: ownPool !== null });
+  const driver = postgresDriver({
+    pool,
+    schema,
+    searchPathSet: ownPool !== null,
+    ...(reclaimLongTransactionMs === undefined ? {} : { reclaimLongTransactionMs }),
+  });
   const end = async () => {
     if (ownPool !== null) await ownPool.end();
   };

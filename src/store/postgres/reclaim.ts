@@ -91,6 +91,9 @@ async function attempt(client: pg.PoolClient, sql: string): Promise<Outcome> {
  * lock stayed busy) would likely fail again at the next sweep, each time leaving a half-built copy to drop.
  */
 export class ReclaimState {
+  /** A transaction open longer than this (ms) keeps index rebuilds and truncations from starting. */
+  constructor(readonly longTransactionMs: number = LONG_TRANSACTION_MS) {}
+
   private readonly backoff = new Map<string, { skip: number; failures: number }>();
 
   /** Whether `table`'s indexes may be rebuilt in this reclaim (counts one skipped reclaim off when not). */
@@ -126,7 +129,11 @@ interface LongTransactions {
  * Looks at pg_stat_activity and pg_locks. A role without pg_read_all_stats does not see when other roles'
  * transactions started: those go unnoticed here, and the lock timeout and the back-off bound what they cost.
  */
-async function longTransactions(client: pg.PoolClient, schema: string): Promise<LongTransactions> {
+async function longTransactions(
+  client: pg.PoolClient,
+  schema: string,
+  longMs: number,
+): Promise<LongTransactions> {
   const result = await client.query<{ table_name: string | null }>(
     `WITH long AS (
         SELECT pid FROM pg_stat_activity
@@ -144,7 +151,7 @@ async function longTransactions(client: pg.PoolClient, schema: string): Promise<
         WHERE l.locktype = 'relation' AND l.granted
           AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
           AND n.nspname = $1 AND t.relkind = 'r'`,
-    [schema, LONG_TRANSACTION_MS],
+    [schema, longMs],
   );
   const lockedTables = new Set<string>();
   for (const row of result.rows) if (row.table_name !== null) lockedTables.add(row.table_name);
@@ -259,7 +266,12 @@ async function indexFigures(client: pg.PoolClient, schema: string, tables: reado
  * first drop that finds a lock busy ends the cleanup: it never holds a sweep for more than one LOCK_TIMEOUT.
  * What is left goes at a later reclaim.
  */
-async function dropLeftovers(client: pg.PoolClient, schema: string, tables?: readonly string[]) {
+async function dropLeftovers(
+  client: pg.PoolClient,
+  schema: string,
+  longMs: number,
+  tables?: readonly string[],
+) {
   const result = await client.query<{ name: string; table_name: string }>(
     `SELECT c.relname AS name, t.relname AS table_name FROM pg_index x
       JOIN pg_class c ON c.oid = x.indexrelid
@@ -276,7 +288,7 @@ async function dropLeftovers(client: pg.PoolClient, schema: string, tables?: rea
     [schema, tables ?? null],
   );
   if (result.rows.length === 0) return;
-  const { lockedTables } = await longTransactions(client, schema);
+  const { lockedTables } = await longTransactions(client, schema, longMs);
   for (const { name, table_name } of result.rows) {
     if (lockedTables.has(table_name)) continue;
     const outcome = await attempt(
@@ -304,7 +316,7 @@ async function rebuildBloated(
   let failed = false;
   const bloated = (await indexFigures(client, schema, tables)).filter((index) => indexBloated(index.figures));
   const allowed = new Map(tables.map((table) => [table, state.mayRebuild(table)]));
-  const stop = bloated.length > 0 && (await longTransactions(client, schema)).any;
+  const stop = bloated.length > 0 && (await longTransactions(client, schema, state.longTransactionMs)).any;
   for (const index of bloated) {
     if (stop || failed || allowed.get(index.table) !== true) {
       waiting.add(index.table);
@@ -316,14 +328,14 @@ async function rebuildBloated(
     } catch (error) {
       state.failed(index.table);
       // The copy left behind is dropped when that does not wait; an error of the drop hides none of this one.
-      await dropLeftovers(client, schema, [index.table]).catch(() => undefined);
+      await dropLeftovers(client, schema, state.longTransactionMs, [index.table]).catch(() => undefined);
       throw error;
     }
     if (outcome === 'busy') {
       failed = true;
       waiting.add(index.table);
       state.failed(index.table);
-      await dropLeftovers(client, schema, [index.table]);
+      await dropLeftovers(client, schema, state.longTransactionMs, [index.table]);
     }
   }
   for (const table of tables) if (!waiting.has(table) && allowed.get(table) === true) state.succeeded(table);
@@ -380,8 +392,8 @@ export async function reclaimPostgres(
   try {
     await client.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
     await client.query('SET statement_timeout = 0');
-    await dropLeftovers(client, schema);
-    const { lockedTables } = await longTransactions(client, schema);
+    await dropLeftovers(client, schema, state.longTransactionMs);
+    const { lockedTables } = await longTransactions(client, schema, state.longTransactionMs);
     const vacuumed: string[] = [];
     for (const table of ours) {
       // The truncation would wait 5 s for the long transaction's lock, then give up: the table stays counted.
