@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerLoadCommands } from '../harness/load/index.js';
 import { registerActionCommands } from './commands/actions.js';
+import { registerAirlineCommands } from './commands/airline.js';
 import { registerChatCommands } from './commands/chat.js';
 import { registerHarnessCommands } from './commands/harnesses.js';
 import { registerInspectCommands } from './commands/inspect.js';
@@ -30,6 +31,7 @@ export const COMMAND_GROUPS: RegisterCommands[] = [
   registerHarnessCommands,
   registerMemoryCommands,
   registerLoadCommands,
+  registerAirlineCommands,
 ];
 
 /** The version in the package.json above this file (from src/cli or dist/src/cli alike). */
