@@ -3,9 +3,10 @@
  * fsync'd to its ledger synchronously, which inside the server's process would stall every other turn.
  * The server is given its URL (AGENTSTATE_AIRLINE_URL). Reads the `listening` line the airline prints.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { childStopper } from './child-stop.js';
 
 export interface AirlineChild {
   readonly url: string;
@@ -57,23 +58,7 @@ export function startAirlineChild(dataDir: string): Promise<AirlineChild> {
       if (typeof url !== 'string') return;
       clearTimeout(timer);
       child.off('exit', onExit);
-      resolve({ url, pid: child.pid ?? -1, close: closer(child) });
+      resolve({ url, pid: child.pid ?? -1, close: childStopper(child, 5_000) });
     });
   });
-}
-
-function closer(child: ChildProcess): () => Promise<void> {
-  const gone = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  return async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await gone;
-      clearTimeout(force);
-    }
-    await gone;
-  };
 }

@@ -2,10 +2,11 @@
  * `agentstate serve` in a child process, so that the load generator and the server never share one event
  * loop. Tenant API key and JWT secret go through the environment; the URL is read from the start banner.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { childStopper } from './child-stop.js';
 
 export interface ServerChild {
   readonly url: string;
@@ -95,23 +96,13 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
       clearTimeout(timer);
       child.off('exit', onExit);
       started = true;
-      resolve({ url: match[1] as string, apiKey, tenantId, pid: child.pid ?? -1, close: closer(child) });
+      resolve({
+        url: match[1] as string,
+        apiKey,
+        tenantId,
+        pid: child.pid ?? -1,
+        close: childStopper(child, 10_000),
+      });
     });
   });
-}
-
-function closer(child: ChildProcess): () => Promise<void> {
-  const gone = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  return async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await gone;
-      clearTimeout(force);
-    }
-    await gone;
-  };
 }
