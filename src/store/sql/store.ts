@@ -286,6 +286,7 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.scope(scope);
       return checkBatch(this.ctx, batch);
     };
-    return this.do('write', check, (tx, b) => writeTurn(this.ctx, tx, scope, b));
+    const oneStatement = this.driver.dialect.name === 'postgres';
+    return this.do('write', check, (tx, b) => writeTurn(this.ctx, tx, scope, b, oneStatement));
   }
 }
