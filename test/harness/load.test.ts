@@ -3,7 +3,7 @@
  * `agentstate serve` child process, on SQLite and on PostgreSQL. Asserts isolation and correctness only
  * (0 leaks, every probe 404, 0 errors, every booking done), never latency.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -134,4 +134,32 @@ describe('loadtest', { timeout: 120_000 }, () => {
     await expect(runLoadTest({ url: 'http://127.0.0.1:1' })).rejects.toThrow('--api-key');
     expect(existsSync(dir)).toBe(true);
   });
+
+  it('a server that fails to start ends the run with its error and leaves no child behind', async () => {
+    const before = new Set(childPids());
+    // A file where the store's folder would be: the server cannot open its database and exits.
+    const blocker = join(dir, 'not-a-dir');
+    writeFileSync(blocker, 'x');
+    await expect(
+      runLoadTest({ store: `sqlite:${join(blocker, 'load.db')}`, warmupUsers: 0 }),
+    ).rejects.toThrow('the server exited');
+    const left = childPids().filter((pid) => !before.has(pid) && pidAlive(pid));
+    expect(left).toEqual([]);
+  });
 });
+
+/** This process's child processes (from /proc). */
+function childPids(): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === process.pid) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}

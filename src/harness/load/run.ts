@@ -83,19 +83,24 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   const store = options.store ?? `sqlite:${join(temp, 'load.db')}`;
   if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
   const airline = options.url === undefined ? await startAirlineChild(join(temp, 'airline')) : null;
-  const child =
-    options.url === undefined
-      ? await startServerChild({
-          storeUrl: store,
-          dataDir: join(temp, 'data'),
-          ...(airline ? { airlineUrl: airline.url } : {}),
-          workers: options.workers ?? 1,
-          ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
-          ...(options.cpuProfDir
-            ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] }
-            : {}),
-        })
-      : null;
+  const startChild = () =>
+    startServerChild({
+      storeUrl: store,
+      dataDir: join(temp, 'data'),
+      ...(airline ? { airlineUrl: airline.url } : {}),
+      workers: options.workers ?? 1,
+      ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
+      ...(options.cpuProfDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] } : {}),
+    });
+  let child: Awaited<ReturnType<typeof startServerChild>> | null = null;
+  try {
+    child = options.url === undefined ? await startChild() : null;
+  } catch (error) {
+    // The airline child would keep this process alive (and waiting) after a server that failed to start.
+    await airline?.close();
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
   const target: Target = child ?? { url: options.url as string, apiKey: options.apiKey as string };
   const runTag = randomBytes(3).toString('hex');
   const phase = (
