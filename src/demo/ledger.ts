@@ -17,7 +17,7 @@ import {
   readSync,
   writeSync,
 } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { type FileHandle, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 
@@ -59,25 +59,58 @@ export function appendLedger(path: string, entry: LedgerEntry): void {
 }
 
 /**
- * Appends several entries with one write and one fsync (group commit), without blocking the event loop:
- * once the promise resolves, every line is on disk. The same torn-line rule as appendLedger applies.
+ * Appends batches of entries to one ledger, each with one write and one fdatasync (group commit), without
+ * blocking the event loop: once `append` resolves, every line of the batch is on disk. The file stays open
+ * between batches (an open, stat and close per batch cost a thread-pool hop each); the torn-line rule of
+ * appendLedger is applied when it is opened, and it is opened again after a failed write. One batch at a
+ * time: the caller queues.
  */
-export async function appendLedgerBatch(path: string, entries: readonly LedgerEntry[]): Promise<void> {
-  if (entries.length === 0) return;
-  await mkdir(dirname(path), { recursive: true });
-  const file = await open(path, 'a+');
-  try {
-    const { size } = await file.stat();
-    let lead = '';
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      await file.read(last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) lead = '\n';
+export class LedgerAppender {
+  readonly path: string;
+  private file: FileHandle | null = null;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  private async opened(): Promise<{ file: FileHandle; lead: string }> {
+    if (this.file !== null) return { file: this.file, lead: '' };
+    await mkdir(dirname(this.path), { recursive: true });
+    const file = await open(this.path, 'a+');
+    try {
+      const { size } = await file.stat();
+      let lead = '';
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        await file.read(last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) lead = '\n';
+      }
+      this.file = file;
+      return { file, lead };
+    } catch (error) {
+      await file.close().catch(() => undefined);
+      throw error;
     }
-    await file.write(`${lead}${entries.map((entry) => `${JSON.stringify(entry)}\n`).join('')}`);
-    await file.sync();
-  } finally {
-    await file.close();
+  }
+
+  async append(entries: readonly LedgerEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const { file, lead } = await this.opened();
+    try {
+      await file.write(`${lead}${entries.map((entry) => `${JSON.stringify(entry)}\n`).join('')}`);
+      await file.datasync();
+    } catch (error) {
+      // A partial write may have left a torn line: reopen (and re-check the tail) before the next batch.
+      this.file = null;
+      await file.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  async close(): Promise<void> {
+    const file = this.file;
+    this.file = null;
+    await file?.close();
   }
 }
 

@@ -6,7 +6,7 @@
  * each; no answer is sent before its line is on disk.
  */
 import { join } from 'node:path';
-import { appendLedgerBatch, fingerprintOf, type LedgerEntry, readLedger } from '../ledger.js';
+import { fingerprintOf, LedgerAppender, type LedgerEntry, readLedger } from '../ledger.js';
 import { type Booking, type BookingRequest, makeBooking, pnrFor } from './booking.js';
 
 export const AIRLINE_TOOL = 'airline.book';
@@ -29,10 +29,13 @@ export class AirlineLedger {
   /** Bookings accepted but not yet on disk, by key: a second request with the key waits for the first. */
   private readonly unwritten = new Map<string, Promise<Stored>>();
   private queue: { entry: LedgerEntry; done: (error: unknown) => void }[] = [];
-  private writing = false;
+  /** The batches being written, while there are any. */
+  private flushing: Promise<void> | null = null;
+  private readonly appender: LedgerAppender;
 
   constructor(dataDir: string) {
     this.path = join(dataDir, 'airline-ledger.jsonl');
+    this.appender = new LedgerAppender(this.path);
     for (const entry of readLedger(this.path)) {
       if (entry.tool !== AIRLINE_TOOL || this.byKey.has(entry.key)) continue;
       this.remember(entry.key, entry.fingerprint, entry.result as unknown as Booking);
@@ -95,30 +98,30 @@ export class AirlineLedger {
   private write(entry: LedgerEntry): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ entry, done: (error) => (error === undefined ? resolve() : reject(error)) });
-      if (!this.writing) void this.flush();
+      this.flushing ??= this.flush().finally(() => {
+        this.flushing = null;
+      });
     });
+  }
+
+  /** Closes the ledger file once the bookings being written are on disk. */
+  async close(): Promise<void> {
+    await this.flushing;
+    await this.appender.close();
   }
 
   /** Writes what is queued, one batch after another, until the queue is empty. */
   private async flush(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue;
-        this.queue = [];
-        let failure: unknown;
-        try {
-          await appendLedgerBatch(
-            this.path,
-            batch.map((item) => item.entry),
-          );
-        } catch (error) {
-          failure = error ?? new Error('ledger write failed');
-        }
-        for (const item of batch) item.done(failure);
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      let failure: unknown;
+      try {
+        await this.appender.append(batch.map((item) => item.entry));
+      } catch (error) {
+        failure = error ?? new Error('ledger write failed');
       }
-    } finally {
-      this.writing = false;
+      for (const item of batch) item.done(failure);
     }
   }
 }

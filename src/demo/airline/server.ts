@@ -156,7 +156,7 @@ export async function startAirlineService(options: AirlineServiceOptions): Promi
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      });
+      }).then(() => ledger.close());
       return closing;
     },
   };
