@@ -10,13 +10,26 @@ import Database from 'better-sqlite3';
 import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
+import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './background-checkpoint.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
 export interface SqliteDriverOptions {
   readonly synchronous: SqliteSynchronous;
   readonly busyTimeoutMs: number;
+  /**
+   * WAL checkpoints in a worker thread every this many ms (background-checkpoint.ts), started once the
+   * connection has written a little; 0 leaves them to the committing connection, as SQLite does by default.
+   */
+  readonly backgroundCheckpointMs?: number;
 }
+
+/** Write statements and transactions before the checkpoint worker starts: a store used briefly needs none. */
+const BACKGROUND_CHECKPOINT_AFTER_WRITES = 64;
+/** SQLite's own automatic checkpoint threshold, in WAL pages (its default). */
+const AUTOCHECKPOINT_PAGES = 1_000;
+/** The committing connection's threshold while the worker checkpoints: only if it falls far behind. */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 4_000;
 
 export const SQLITE_DIALECT: SqlDialect = {
   name: 'sqlite',
@@ -72,6 +85,24 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   };
   const mutex = new Mutex();
   const vacuumPacer = new Pacer(VACUUM_PACING);
+  // A file of its own (not :memory: nor a URI) can have a second connection in a worker thread.
+  const onDisk = path !== ':memory:' && path !== '' && !path.startsWith('file:');
+  const intervalMs = options.backgroundCheckpointMs ?? 0;
+  let writes = intervalMs > 0 && onDisk ? 0 : Number.NEGATIVE_INFINITY;
+  let background: BackgroundCheckpoints | null = null;
+  const wrote = () => {
+    if (++writes !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !db.open) return;
+    db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    background = startBackgroundCheckpoints(path, {
+      intervalMs,
+      synchronous: options.synchronous,
+      onStopped: () => {
+        // The worker is gone: this connection checkpoints again as SQLite does by default.
+        background = null;
+        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+      },
+    });
+  };
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
     mutex.run(async () => {
       // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
@@ -79,6 +110,7 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
       try {
         const result = await fn(direct);
         prepared('COMMIT').run();
+        if (begin !== 'BEGIN DEFERRED') wrote();
         return result;
       } catch (error) {
         if (db.inTransaction) prepared('ROLLBACK').run();
@@ -97,7 +129,12 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     query: {
       all: (sql, params) => mutex.run(() => direct.all(sql, params)),
       get: (sql, params) => mutex.run(() => direct.get(sql, params)),
-      run: (sql, params) => mutex.run(() => direct.run(sql, params)),
+      run: (sql, params) =>
+        mutex.run(async () => {
+          const changes = await direct.run(sql, params);
+          wrote();
+          return changes;
+        }),
     },
     transaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
     snapshot: (fn) => inTransaction('BEGIN DEFERRED', fn),
@@ -132,7 +169,10 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     isUniqueViolation: (error) => error instanceof Database.SqliteError && UNIQUE_CODES.has(error.code),
     ping: () => mutex.run(() => db.open && db.prepare('SELECT 1').get() !== undefined),
     close: () =>
-      mutex.run(() => {
+      mutex.run(async () => {
+        writes = Number.NEGATIVE_INFINITY;
+        await background?.stop();
+        background = null;
         statements.clear();
         if (db.open) db.close();
       }),

@@ -6,6 +6,8 @@
  *   of the process, and a power loss may lose the last commits but never corrupts the file. 'FULL' also
  *   keeps those; 'OFF' is for throwaway data.
  * - `sqliteBusyTimeoutMs`: how long a writer waits for another process's transaction. Default 5000.
+ * - `sqliteCheckpointMs`: WAL checkpoints run in a worker thread this often (ms), so no request waits for
+ *   one; 0 leaves them to the connection that commits, as SQLite does by default. Default 25.
  */
 import { storeUnavailable } from '../../core/errors.js';
 import { migrate } from '../sql/migrate.js';
@@ -21,7 +23,11 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly sqliteSynchronous?: SqliteSynchronous;
   /** Milliseconds a statement waits for a lock held by another process. Default 5000. */
   readonly sqliteBusyTimeoutMs?: number;
+  /** WAL checkpoints in a worker thread every this many ms; 0: by the committing connection. Default 25. */
+  readonly sqliteCheckpointMs?: number;
 }
+
+export const DEFAULT_SQLITE_CHECKPOINT_MS = 25;
 
 const SYNCHRONOUS: readonly SqliteSynchronous[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
@@ -38,12 +44,16 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     options.sqliteBusyTimeoutMs === undefined
       ? 5000
       : checks.nonNegativeInt(options.sqliteBusyTimeoutMs, 'sqliteBusyTimeoutMs');
+  const backgroundCheckpointMs =
+    options.sqliteCheckpointMs === undefined
+      ? DEFAULT_SQLITE_CHECKPOINT_MS
+      : checks.nonNegativeInt(options.sqliteCheckpointMs, 'sqliteCheckpointMs');
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
   let driver: ReturnType<typeof openSqliteDriver>;
   try {
-    driver = openSqliteDriver(path, { synchronous, busyTimeoutMs });
+    driver = openSqliteDriver(path, { synchronous, busyTimeoutMs, backgroundCheckpointMs });
   } catch (error) {
     throw storeUnavailable('sqlite', error);
   }
