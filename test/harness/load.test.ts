@@ -34,9 +34,11 @@ function expectIsolated(report: LoadReport): void {
   expect(report.leaks).toBe(0);
   expect(report.probe_failure_samples).toEqual([]);
   expect(report.probe_failures).toBe(0);
-  // 5 users in each of baseline, load and saturation, each with a whole booking
-  expect(report.bookings_expected).toBe(15);
-  expect(report.bookings_completed).toBe(15);
+  // 5 users in each of baseline, load and saturation (and back to back when the baseline pauses), each
+  // with a whole booking
+  const phases = report.back_to_back === null ? 3 : 4;
+  expect(report.bookings_expected).toBe(5 * phases);
+  expect(report.bookings_completed).toBe(5 * phases);
   // each of 5 users probes 4 others: session, messages, context, task list, and each task and its events
   expect(report.probes).toBeGreaterThanOrEqual(5 * 4 * 6);
   for (const phase of [report.baseline, report.load]) {
@@ -73,9 +75,16 @@ describe('loadtest', { timeout: 120_000 }, () => {
     expectIsolated(report);
     // users of every phase had their own session, and distinct values
     const measured = users.filter((u) => u.phase !== 'warmup');
-    expect(new Set(measured.map((u) => u.sessionId)).size).toBe(15);
-    expect(new Set(measured.map((u) => u.passengerName)).size).toBe(15);
-    expect(report.requests).toBeGreaterThan(report.probes + 3 * 25);
+    expect(new Set(measured.map((u) => u.sessionId)).size).toBe(20);
+    expect(new Set(measured.map((u) => u.passengerName)).size).toBe(20);
+    expect(report.requests).toBeGreaterThan(report.probes + 4 * 25);
+    // the baseline pauses before each turn (the think time, at most 100 ms, ±20%): 25 pauses of >= 40 ms
+    expect(report.baseline_think_ms).toBe(50);
+    expect(report.baseline.think_ms).toBe(50);
+    expect(report.baseline.wall_ms).toBeGreaterThanOrEqual(24 * 40);
+    // and runs once more back to back, for comparison
+    expect(report.back_to_back).toMatchObject({ count: 25, think_ms: 0, concurrent: false });
+    expect(markdown).toContain('| baseline, back to back | 5, one at a time, think 0 ms | 25 |');
     const written = JSON.parse(readFileSync(reportPath, 'utf8')) as LoadReport;
     expect(written).toMatchObject({ users: 5, turns: 5, leaks: 0, probe_failures: 0, errors: 0 });
     expect(Object.keys(written)).toEqual(
@@ -112,6 +121,9 @@ describe('loadtest', { timeout: 120_000 }, () => {
     expect(report).toMatchObject({ users: 2, turns: 2, think_ms: 0, leaks: 0, probe_failures: 0, errors: 0 });
     // two pairs of baseline and load: their samples pooled, each pair's own ratio kept
     expect(report.repeat).toBe(2);
+    // with no think time the baseline has no pause either, and there is no back-to-back run to add
+    expect(report.baseline_think_ms).toBe(0);
+    expect(report.back_to_back).toBeNull();
     expect(report.pairs).toHaveLength(2);
     expect(report.baseline.count).toBe(8);
     expect(report.load.count).toBe(8);
@@ -131,6 +143,7 @@ describe('loadtest', { timeout: 120_000 }, () => {
     await expect(runLoadTest({ users: 1 })).rejects.toThrow('--users');
     await expect(runLoadTest({ turns: 0 })).rejects.toThrow('--turns');
     await expect(runLoadTest({ repeat: 0 })).rejects.toThrow('--repeat');
+    await expect(runLoadTest({ baselineThinkMs: -1 })).rejects.toThrow('--baseline-think-ms');
     await expect(runLoadTest({ url: 'http://127.0.0.1:1' })).rejects.toThrow('--api-key');
     expect(existsSync(dir)).toBe(true);
   });

@@ -12,6 +12,8 @@ interface LoadCommandOptions {
   readonly turns: string;
   readonly thinkMs: string;
   readonly rampMs?: string;
+  readonly baselineThinkMs?: string;
+  readonly backToBack: boolean;
   readonly warmup: string;
   readonly saturation: boolean;
   readonly report?: string;
@@ -46,6 +48,11 @@ export function registerLoadCommands(program: Command): void {
       '--ramp-ms <ms>',
       'under load, start the users evenly over this many ms (default: the think time)',
     )
+    .option(
+      '--baseline-think-ms <ms>',
+      "the baseline's pause between one user's turns, so the machine idles as under load (default: the think time, at most 100; 0: back to back)",
+    )
+    .option('--no-back-to-back', 'skip the reference baseline with no pause between turns')
     .option('--warmup <n>', 'unmeasured users run first', '3')
     .option('--no-saturation', 'skip the saturation phase (no think time)')
     .option('--report <path>', 'write the JSON report here and the Markdown beside it')
@@ -61,6 +68,10 @@ export function registerLoadCommands(program: Command): void {
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),
         ...(options.rampMs !== undefined ? { rampMs: count('--ramp-ms', options.rampMs, 0) } : {}),
+        ...(options.baselineThinkMs !== undefined
+          ? { baselineThinkMs: count('--baseline-think-ms', options.baselineThinkMs, 0) }
+          : {}),
+        backToBack: options.backToBack,
         warmupUsers: count('--warmup', options.warmup, 0),
         saturation: options.saturation,
         ...(options.report ? { reportPath: options.report } : {}),

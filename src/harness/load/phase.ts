@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
-import { newUser, openUser, type Phase, runTurns, type SimUser, type Target } from './user.js';
+import { newUser, openUser, type Phase, runTurns, type SimUser, type Target, thinkTime } from './user.js';
 
 export interface PhaseResult extends Latencies {
   readonly phase: Phase;
@@ -72,7 +72,12 @@ export async function runPhase(
         }),
       );
     } else {
-      for (const user of users) await runTurns(target, user, options.thinkMs, onTurn);
+      // One user at a time, each pausing before its first turn as before the others: the machine idles
+      // between turns as it does under load, so neither phase alone pays for waking it up.
+      for (const user of users) {
+        if (options.thinkMs > 0) await sleep(thinkTime(options.thinkMs));
+        await runTurns(target, user, options.thinkMs, onTurn);
+      }
     }
   } finally {
     clearInterval(timer);

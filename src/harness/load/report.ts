@@ -15,6 +15,8 @@ export interface LoadReport {
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
+  /** The baseline's pause between a user's turns (one user at a time); 0: back to back. */
+  readonly baseline_think_ms: number;
   /** The load phase's users started evenly over this many ms (0: all in the same instant). */
   readonly ramp_ms: number;
   /** CPUs and the 1-minute load average when the run started and ended: figures on a busy machine mislead. */
@@ -31,6 +33,11 @@ export interface LoadReport {
   readonly probe_failures: number;
   readonly probe_failure_samples: ProbeFailure[];
   readonly baseline: PhaseResult;
+  /**
+   * The baseline once more with no pause between turns (a machine kept awake), when the baseline has one:
+   * for comparison, not in the ratio. Null when not run.
+   */
+  readonly back_to_back: PhaseResult | null;
   readonly load: PhaseResult;
   /** load.p99_ms / baseline.p99_ms (pooled over the pairs when repeated); the goal is <= 1.2. */
   readonly p99_ratio: number;
@@ -88,8 +95,14 @@ export function toMarkdown(report: LoadReport): string {
     row('baseline', report.baseline),
     row('load', report.load),
     row('saturation', report.saturation),
+    ...(report.back_to_back ? [row('baseline, back to back', report.back_to_back)] : []),
     '',
     'Latency is one turn request, measured by the client from sending to the last byte of the answer.',
+    'The baseline runs one user at a time; each user pauses before each of its turns (`--baseline-think-ms`,',
+    'default the think time up to 100 ms), so that the machine idles between turns as it does under load.',
+    'A machine that idles pays to wake up on every request (here about 0.6 ms per HTTP round trip between',
+    'two processes, which a turn that books makes three of); "back to back" is the same baseline with no',
+    'pause, shown for comparison and not used in the ratio.',
     'Under load the users start evenly over the ramp (as people arrive, or a k6 ramp) and then keep their',
     'think time (with ±20% jitter) between turns; `--ramp-ms 0` sends every first turn in the same instant.',
     '"server" is the server\'s own handling time of the turn requests (Fastify\'s elapsed time, from its',
@@ -109,6 +122,7 @@ export function toMarkdown(report: LoadReport): string {
     ...turnRow('baseline', report.baseline),
     ...turnRow('load', report.load),
     ...turnRow('saturation', report.saturation),
+    ...turnRow('back to back', report.back_to_back),
   );
   if (report.error_samples.length > 0) {
     lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));

@@ -16,7 +16,7 @@ import { newestProfile, summarizeProfile } from './profile.js';
 import type { LoadReport } from './report.js';
 import { toMarkdown } from './report.js';
 import { startServerChild } from './server-child.js';
-import type { SimUser, Target } from './user.js';
+import type { Phase, SimUser, Target } from './user.js';
 
 export interface LoadTestOptions {
   /** A running server; when absent, one is started in a child process on `store`. */
@@ -38,6 +38,19 @@ export interface LoadTestOptions {
    * are not one burst of every user in the same millisecond. Default: the think time. 0: all at once.
    */
   readonly rampMs?: number;
+  /**
+   * Pause between the turns of the baseline's one user at a time (and before its first turn), ±20% jitter.
+   * Default: the think time, at most 100 ms. A machine left idle between requests pays to wake up on each of
+   * them (here about 0.6 ms per HTTP round trip between two processes); a user who thinks does, under load
+   * or alone. A baseline with no pause keeps the machine awake and would compare with load a latency no
+   * single user sees. 0 gives that back-to-back baseline.
+   */
+  readonly baselineThinkMs?: number;
+  /**
+   * Also runs the baseline once with no pause (users one at a time, back to back) and reports it as
+   * `back_to_back`, beside the baseline the ratio uses. Default true.
+   */
+  readonly backToBack?: boolean;
   /**
    * Runs of the baseline and the load phase, alternately (baseline, load, baseline, load, ...). Their samples
    * are pooled for the percentiles and the ratio; each pair's own figures are kept in `pairs`. Default 1.
@@ -65,6 +78,8 @@ export interface LoadTestResult {
 }
 
 const SAMPLES = 10;
+/** The baseline's pause between turns when none is given (at most the think time). */
+export const DEFAULT_BASELINE_THINK_MS = 100;
 
 export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTestResult> {
   const users = options.users ?? 50;
@@ -73,6 +88,9 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   if (!Number.isInteger(users) || users < 2) throw new Error('loadtest: --users must be an integer >= 2');
   if (!Number.isInteger(turns) || turns < 1) throw new Error('loadtest: --turns must be an integer >= 1');
   if (!Number.isFinite(thinkMs) || thinkMs < 0) throw new Error('loadtest: --think-ms must be >= 0');
+  const baselineThinkMs = options.baselineThinkMs ?? Math.min(thinkMs, DEFAULT_BASELINE_THINK_MS);
+  if (!Number.isFinite(baselineThinkMs) || baselineThinkMs < 0)
+    throw new Error('loadtest: --baseline-think-ms must be >= 0');
   const rampMs = options.rampMs ?? thinkMs;
   if (!Number.isFinite(rampMs) || rampMs < 0) throw new Error('loadtest: --ramp-ms must be >= 0');
   const repeat = options.repeat ?? 1;
@@ -103,13 +121,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   }
   const target: Target = child ?? { url: options.url as string, apiKey: options.apiKey as string };
   const runTag = randomBytes(3).toString('hex');
-  const phase = (
-    name: 'warmup' | 'baseline' | 'load' | 'saturation',
-    n: number,
-    think: number,
-    at: boolean,
-    ramp = 0,
-  ) =>
+  const phase = (name: Phase, n: number, think: number, at: boolean, ramp = 0) =>
     runPhase(target, {
       phase: name,
       users: n,
@@ -127,11 +139,17 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     const all: SimUser[] = [];
     const warmupUsers = options.warmupUsers ?? 3;
     if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, false)).users);
+    let backToBack: PhaseResult | null = null;
+    if (baselineThinkMs > 0 && options.backToBack !== false) {
+      const run = await phase('back_to_back', users, 0, false);
+      all.push(...run.users);
+      backToBack = run.result;
+    }
     const baselineRuns: Awaited<ReturnType<typeof phase>>[] = [];
     const loadRuns: Awaited<ReturnType<typeof phase>>[] = [];
     for (let k = 0; k < repeat; k++) {
       if (repeat > 1) say(`[pair ${k + 1}/${repeat}]`);
-      const b = await phase('baseline', users, 0, false);
+      const b = await phase('baseline', users, baselineThinkMs, false);
       baselineRuns.push(b);
       all.push(...b.users);
       const l = await phase('load', users, thinkMs, true, thinkMs > 0 ? rampMs : 0);
@@ -180,6 +198,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       users,
       turns,
       think_ms: thinkMs,
+      baseline_think_ms: baselineThinkMs,
       ramp_ms: thinkMs > 0 ? rampMs : 0,
       machine: {
         cpus: availableParallelism(),
@@ -197,6 +216,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       probe_failures: probes.failures.length,
       probe_failure_samples: probes.failures.slice(0, SAMPLES),
       baseline: baseline.result,
+      back_to_back: backToBack,
       load: load.result,
       p99_ratio: p99Ratio,
       repeat,

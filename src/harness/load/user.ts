@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Exchange, jsonOf, request } from './http.js';
 
-export type Phase = 'warmup' | 'baseline' | 'load' | 'saturation';
+export type Phase = 'warmup' | 'back_to_back' | 'baseline' | 'load' | 'saturation';
 
 export interface SimUser {
   readonly phase: Phase;
