@@ -3,7 +3,7 @@
  * database file without the writing connection checkpointing, the writer's own threshold becomes a
  * fallback, and closing the store ends the worker (the WAL file goes with the last connection).
  */
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -90,6 +90,30 @@ describe('sqlite background checkpoints', () => {
     await writeRows(memory);
     expect(await autocheckpoint(memory)).toBe(1000);
     await memory.close();
+  });
+
+  it('a worker that cannot open the database hands checkpoints back to the writing connection', async () => {
+    const file = fresh();
+    const driver = openSqliteDriver(file, {
+      synchronous: 'NORMAL',
+      busyTimeoutMs: 1000,
+      backgroundCheckpointMs: 10,
+    });
+    await driver.transaction((tx) => tx.run('CREATE TABLE t (id INTEGER PRIMARY KEY)'));
+    for (let i = 0; i < 62; i++) await driver.query.run('INSERT INTO t DEFAULT VALUES');
+    // the name is gone (the open connection keeps its file): the worker, started by the next write, fails
+    unlinkSync(file);
+    await driver.query.run('INSERT INTO t DEFAULT VALUES');
+    // started (no event-loop turn has passed, so its failure cannot have been heard yet) ...
+    let setting = await autocheckpoint(driver);
+    expect(setting).toBe(4000);
+    // ... then gone
+    for (let waited = 0; waited < 5000 && setting !== 1000; waited += 20) {
+      await sleep(20);
+      setting = await autocheckpoint(driver);
+    }
+    expect(setting).toBe(1000);
+    await driver.close();
   });
 
   it('is on by default in the store, and the option is checked', async () => {

@@ -92,16 +92,24 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   let background: BackgroundCheckpoints | null = null;
   const wrote = () => {
     if (++writes !== BACKGROUND_CHECKPOINT_AFTER_WRITES || !db.open) return;
+    try {
+      background = startBackgroundCheckpoints(path, {
+        intervalMs,
+        synchronous: options.synchronous,
+        onStopped: () => {
+          // The worker is gone: this connection checkpoints again as SQLite does by default.
+          background = null;
+          void mutex.run(() => {
+            if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
+          });
+        },
+      });
+    } catch {
+      // No thread to be had: this connection keeps checkpointing as SQLite does by default. The write
+      // that got here has committed; it must not fail for this.
+      return;
+    }
     db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-    background = startBackgroundCheckpoints(path, {
-      intervalMs,
-      synchronous: options.synchronous,
-      onStopped: () => {
-        // The worker is gone: this connection checkpoints again as SQLite does by default.
-        background = null;
-        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`);
-      },
-    });
   };
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
     mutex.run(async () => {
