@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from '../core/json.js';
 import type { MemoryItem, Task } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { PREFERENCES } from './namespaces.js';
-import { userMemory } from './user-memory.js';
+import { type UserMemory, userMemory } from './user-memory.js';
 
 export interface RememberedSlot {
   /** The preference key (stored as `<task type>.<key>`). */
@@ -62,6 +62,35 @@ export function preferenceKey(taskType: string, key: string): string {
   return `${taskType}.${key}`;
 }
 
+/** Keys the preferences of one task type can have in one page; more, and they are read one by one. */
+const PREFERENCES_PAGE = 100;
+
+/**
+ * The user's live preferences for these rules of a task type, by key: one read of the type's keys (a
+ * prefix), or one read per rule when the user has more keys under it than a page holds.
+ */
+async function preferencesOf(
+  memory: UserMemory,
+  taskType: string,
+  rules: readonly { readonly key: string }[],
+): Promise<Map<string, MemoryItem>> {
+  const found = new Map<string, MemoryItem>();
+  if (rules.length === 0) return found;
+  const keys = rules.map((rule) => preferenceKey(taskType, rule.key));
+  if (keys.length > 1) {
+    const page = await memory.list(PREFERENCES, { prefix: `${taskType}.`, limit: PREFERENCES_PAGE });
+    if (page.next_cursor === null) {
+      for (const item of page.items) if (keys.includes(item.key)) found.set(item.key, item);
+      return found;
+    }
+  }
+  for (const key of keys) {
+    const item = await memory.get(PREFERENCES, key);
+    if (item !== null) found.set(key, item);
+  }
+  return found;
+}
+
 /**
  * Writes what a DONE task's user chose to their preferences; returns the items written. A task that is not
  * DONE, or whose type has no rule, writes nothing. Values already remembered are not written again.
@@ -74,12 +103,13 @@ export async function rememberTaskOutcome(
   const rules = (options.rules ?? DEFAULT_OUTCOME_RULES)[task.type];
   if (task.state !== 'DONE' || rules === undefined) return [];
   const memory = userMemory(store, { tenant_id: task.tenant_id, user_id: task.user_id });
+  const remembered = await preferencesOf(memory, task.type, rules);
   const written: MemoryItem[] = [];
   for (const rule of rules) {
     const value = slotValue(task.slots, rule);
     if (value === null) continue;
     const key = preferenceKey(task.type, rule.key);
-    const existing = await memory.get(PREFERENCES, key);
+    const existing = remembered.get(key) ?? null;
     if (existing !== null && JSON.stringify(existing.value) === JSON.stringify(value)) continue;
     const put = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
     written.push(await memory.put(PREFERENCES, key, value, put));
@@ -112,11 +142,12 @@ export async function proposedSlots(
   if (rules === undefined) return [];
   const memory = userMemory(store, scope);
   const filled = options.filled ?? {};
+  const open = rules.filter((rule) => slotValue(filled, rule) === null);
+  const remembered = await preferencesOf(memory, taskType, open);
   const out: SlotProposal[] = [];
-  for (const rule of rules) {
-    if (slotValue(filled, rule) !== null) continue;
+  for (const rule of open) {
     const key = preferenceKey(taskType, rule.key);
-    const item = await memory.get(PREFERENCES, key);
+    const item = remembered.get(key) ?? null;
     if (item === null || item.value === null || item.value === '') continue;
     out.push({ slot: rule.slot, value: item.value, key, question: rule.question(item.value) });
   }

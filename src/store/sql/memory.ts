@@ -31,23 +31,29 @@ export function checkNewMemory(ctx: SqlContext, input: NewMemory): CheckedMemory
   };
 }
 
-export async function upsertMemory(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedMemory) {
+/**
+ * One statement, atomic by itself (no transaction around it): the row is written, and an item that is
+ * still live keeps its `created_at` (an expired one counts as absent, as every read does).
+ */
+export async function upsertMemory(ctx: SqlContext, q: SqlExecutor, scope: Scope, input: CheckedMemory) {
   const now = nowIso(ctx);
-  const previous = await selectMemory(ctx, tx, scope, input.namespace, input.key);
   const item: MemoryItem = {
     tenant_id: scope.tenant_id,
     user_id: scope.user_id,
     namespace: input.namespace,
     key: input.key,
     value: input.value,
-    created_at: previous?.created_at ?? now,
+    created_at: now,
     updated_at: now,
     expires_at: input.ttl_seconds === null ? null : isoAfter(ctx, input.ttl_seconds * 1000),
   };
-  await tx.run(
+  const row = await q.get(
     `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (tenant_id, user_id, namespace, key) DO UPDATE SET value = excluded.value,
-      created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+      created_at = CASE WHEN memory.expires_at IS NULL OR memory.expires_at > ? THEN memory.created_at
+        ELSE excluded.created_at END,
+      updated_at = excluded.updated_at, expires_at = excluded.expires_at
+      RETURNING created_at`,
     [
       item.tenant_id,
       item.user_id,
@@ -57,9 +63,11 @@ export async function upsertMemory(ctx: SqlContext, tx: SqlExecutor, scope: Scop
       item.created_at,
       item.updated_at,
       item.expires_at,
+      now,
     ],
   );
-  return item;
+  const created = row?.created_at;
+  return created === undefined || created === null ? item : { ...item, created_at: String(created) };
 }
 
 const LIVE = '(expires_at IS NULL OR expires_at > ?)';

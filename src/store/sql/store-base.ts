@@ -28,7 +28,12 @@ export const MAX_SWEEP_OTHERS = MAX_SWEEP_LIMIT;
 
 const noCheck = () => undefined;
 
-type Mode = 'write' | 'read' | 'snapshot';
+/**
+ * `write`: in a transaction. `statement`: one statement that is atomic by itself, sent without a
+ * transaction around it (no BEGIN and COMMIT round trips). `read` and `snapshot`: reads, the latter in one
+ * snapshot.
+ */
+type Mode = 'write' | 'statement' | 'read' | 'snapshot';
 
 export abstract class SqlStoreBase {
   readonly capabilities: t.StoreCapabilities = { multiProcess: true, durable: true };
@@ -86,7 +91,7 @@ export abstract class SqlStoreBase {
     if (this.closed) throw closedError(this.adapter);
     const checked = check();
     try {
-      if (mode === 'read') return await work(this.driver.query, checked);
+      if (mode === 'read' || mode === 'statement') return await work(this.driver.query, checked);
       if (mode === 'snapshot') return await this.driver.snapshot((q) => work(q, checked));
       return await this.driver.transaction((tx) => work(tx, checked));
     } catch (error) {

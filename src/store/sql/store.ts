@@ -254,7 +254,7 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.scope(scope);
       return me.checkNewMemory(this.ctx, input);
     };
-    return this.do('write', check, (tx, c) => me.upsertMemory(this.ctx, tx, scope, c));
+    return this.do('statement', check, (q, c) => me.upsertMemory(this.ctx, q, scope, c));
   }
   private memoryKey(scope: t.Scope, namespace: string, key: string) {
     return () => {
