@@ -97,7 +97,10 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.positiveInt(expected, 'expected_version');
       return k.checkTaskPatch(this.ctx, patch, 'patch');
     };
-    return this.do('write', check, (tx, c) => k.applyTaskPatch(this.ctx, tx, scope, id, expected, c));
+    const oneStatement = this.driver.dialect.name === 'postgres';
+    return this.do('write', check, (tx, c) =>
+      k.applyTaskPatch(this.ctx, tx, scope, id, expected, c, oneStatement),
+    );
   }
   listTaskEvents(scope: t.ReadScope, task_id: string) {
     return this.read(scope, [task_id, 'task', 'task id'], (q) => k.selectTaskEvents(q, scope, task_id));

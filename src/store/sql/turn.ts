@@ -67,8 +67,9 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
 }
 
 /**
- * `oneStatementCheckpoint`: write the checkpoint's blobs and row in one statement (PostgreSQL's
- * data-modifying WITH; see insertCheckpoint), one round trip fewer per commit.
+ * `oneStatementCheckpoint` (PostgreSQL): write the checkpoint's blobs and row in one statement (a
+ * data-modifying WITH; see insertCheckpoint), and each task update with its read (see applyTaskPatch):
+ * one round trip fewer per checkpoint and per task updated.
  */
 export async function writeTurn(
   ctx: SqlContext,
@@ -86,7 +87,8 @@ export async function writeTurn(
     session = await applySessionPatch(ctx, tx, scope, b.session.id, b.session.expected, b.session.patch);
   }
   for (const input of b.creates) tasks.push(await insertTask(ctx, tx, scope, input));
-  for (const u of b.updates) tasks.push(await applyTaskPatch(ctx, tx, scope, u.id, u.expected, u.patch));
+  for (const u of b.updates)
+    tasks.push(await applyTaskPatch(ctx, tx, scope, u.id, u.expected, u.patch, oneStatementCheckpoint));
   for (const input of b.begins) actions.push((await begin(ctx, tx, scope, input)).action);
   for (const { id, done } of b.completes) {
     actions.push(
