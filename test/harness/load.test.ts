@@ -53,6 +53,14 @@ function expectIsolated(report: LoadReport): void {
   expect(report.throughput).toBeGreaterThan(0);
   expect(report.p99_ratio).toBeGreaterThan(0);
   expect(report.load.server?.turns).toBe(25);
+  // 25 turns: the p99 rests on the slowest one, listed with the turns that overlapped it
+  expect(report.load.slowest).toHaveLength(1);
+  expect(report.load.slowest[0]?.ms).toBe(report.load.p99_ms);
+  expect(report.baseline.slowest[0]?.overlapping).toBe(0);
+  if (process.platform === 'linux') {
+    expect(report.load.machine?.total_ms).toBeGreaterThan(0);
+    expect(report.load.machine?.cpu_busy_pct).toBeGreaterThan(0);
+  }
 }
 
 describe('loadtest', { timeout: 120_000 }, () => {
@@ -92,6 +100,7 @@ describe('loadtest', { timeout: 120_000 }, () => {
     );
     expect(readFileSync(join(dir, 'reports/load.md'), 'utf8')).toBe(markdown);
     expect(markdown).toContain('| 0 leaks');
+    expect(markdown).toContain('The turns at or above the p99');
     expect(lines.some((l) => l.startsWith('[load] done: 25 turns'))).toBe(true);
     expect(lines.some((l) => l.startsWith('[probes]'))).toBe(true);
     expect(pid).toBeGreaterThan(0);

@@ -1,7 +1,9 @@
 /** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type MachineUsage, readCpuTimes, usageBetween } from './machine.js';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
+import { type SlowTurn, slowestTurns } from './tail.js';
 import { newUser, openUser, type Phase, runTurns, type SimUser, type Target, thinkTime } from './user.js';
 
 export interface PhaseResult extends Latencies {
@@ -19,6 +21,10 @@ export interface PhaseResult extends Latencies {
   readonly errors: number;
   /** The runtime's own timing of the same turns (its Prometheus histogram), when the server exposes it. */
   readonly server: ServerTiming | null;
+  /** The whole machine's CPU time during the phase (busy, stolen by the hypervisor); null off Linux. */
+  readonly machine: MachineUsage | null;
+  /** The turns at or above the p99, slowest first, with the turns that overlapped each. */
+  readonly slowest: SlowTurn[];
 }
 
 export interface PhaseOptions {
@@ -62,6 +68,7 @@ export async function runPhase(
     window.push(ms);
   };
   const before = await readHistogram(target.url);
+  const cpuBefore = readCpuTimes();
   try {
     if (options.concurrent) {
       const ramp = options.rampMs ?? 0;
@@ -82,6 +89,7 @@ export async function runPhase(
   } finally {
     clearInterval(timer);
   }
+  const cpuAfter = readCpuTimes();
   const after = await readHistogram(target.url);
   const turns = users.flatMap((user) => user.turns);
   const first = Math.min(...turns.map((t) => t.startedAt));
@@ -101,6 +109,8 @@ export async function runPhase(
     ),
     errors: users.reduce((n, user) => n + user.errors.length, 0),
     server: timingBetween(before, after),
+    machine: usageBetween(cpuBefore, cpuAfter),
+    slowest: slowestTurns(users),
   };
   say(
     `[${options.phase}] done: ${turns.length} turns, p50 ${result.p50_ms} ms, p95 ${result.p95_ms} ms, p99 ${result.p99_ms} ms, ${result.turns_per_s} turns/s, ${result.errors} errors`,

@@ -2,8 +2,10 @@
  * Several runs of one phase as one result: the latencies of every turn of every run together (a p99 over
  * 250 x N samples rather than the third-largest of 250), and each run's own p99 kept beside it.
  */
+import { sumUsage } from './machine.js';
 import type { PhaseResult } from './phase.js';
 import { latencies } from './stats.js';
+import { MAX_LISTED_SLOW_TURNS, pooledSlowest, slowestTurns } from './tail.js';
 import type { SimUser } from './user.js';
 
 export function pooledPhase(
@@ -24,6 +26,11 @@ export function pooledPhase(
     errors: runs.reduce((n, run) => n + run.result.errors, 0),
     // The server's histogram covers one run at a time; several are not one figure.
     server: null,
+    machine: sumUsage(runs.map((run) => run.result.machine)),
+    slowest: pooledSlowest(
+      runs.map((run) => slowestTurns(run.users, MAX_LISTED_SLOW_TURNS)),
+      count,
+    ),
     by_turn: Array.from({ length: turns }, (_, i) =>
       latencies(users.flatMap((user) => (user.turns[i] === undefined ? [] : [user.turns[i].ms]))),
     ),

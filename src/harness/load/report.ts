@@ -124,6 +124,39 @@ export function toMarkdown(report: LoadReport): string {
     ...turnRow('saturation', report.saturation),
     ...turnRow('back to back', report.back_to_back),
   );
+  const phases: [string, PhaseResult | null][] = [
+    ['baseline', report.baseline],
+    ['load', report.load],
+    ['saturation', report.saturation],
+    ['back to back', report.back_to_back],
+  ];
+  const measured = phases.filter((p): p is [string, PhaseResult] => p[1]?.machine != null);
+  if (measured.length > 0) {
+    lines.push(
+      '',
+      'The machine during each phase (all CPUs together; steal is CPU time the hypervisor took away, which',
+      'stops whatever ran on that CPU, so under load it stops several turns in flight at once):',
+      '',
+      '| phase | CPU busy | steal | steal ms |',
+      '| --- | --- | --- | --- |',
+      ...measured.map(([name, r]) => {
+        const m = r.machine as NonNullable<PhaseResult['machine']>;
+        return `| ${name} | ${m.cpu_busy_pct}% | ${m.steal_pct}% | ${m.steal_ms} |`;
+      }),
+    );
+  }
+  lines.push(
+    '',
+    'The turns at or above the p99, slowest first: ms (turn of the conversation, other turns in flight',
+    'meanwhile):',
+    '',
+    ...phases
+      .filter((p): p is [string, PhaseResult] => p[1] !== null && p[1].slowest.length > 0)
+      .map(
+        ([name, r]) =>
+          `- ${name}: ${r.slowest.map((t) => `${t.ms} (turn ${t.turn}, ${t.overlapping})`).join(', ')}`,
+      ),
+  );
   if (report.error_samples.length > 0) {
     lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));
   }

@@ -8,10 +8,14 @@ export interface Latencies {
   readonly mean_ms: number;
 }
 
+/** The 1-based rank of the p-th percentile (nearest rank) among `count` sorted samples. */
+export function percentileRank(count: number, p: number): number {
+  return Math.min(count, Math.max(1, Math.ceil((p / 100) * count)));
+}
+
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
-  const rank = Math.ceil((p / 100) * sorted.length);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))] as number;
+  return sorted[percentileRank(sorted.length, p) - 1] as number;
 }
 
 const round = (ms: number) => Math.round(ms * 100) / 100;
