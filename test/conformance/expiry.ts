@@ -56,6 +56,29 @@ export function expiryTests(t: Ctx): void {
       expect(await t.store.getSession(t.scope, s.id)).toBeNull();
     });
 
+    it('appending messages renews the TTL, of the default length and of a session of its own', async () => {
+      const own = await session(t.store, t.scope, 60);
+      const usual = await t.store.createSession(t.scope, {});
+      expect(usual.ttl_seconds).toBeGreaterThan(60);
+      t.clock.advance(45_000);
+      await t.store.appendMessages(t.scope, own.id, [{ role: 'user', content: 'own' }]);
+      const committed = await t.store.commitTurn(t.scope, {
+        messages: { session_id: usual.id, items: [{ role: 'user', content: 'usual' }] },
+      });
+      const at = t.clock.now();
+      const expiry = async (id: string) =>
+        Date.parse((await t.store.getSession(t.scope, id))?.expires_at ?? '');
+      expect(await expiry(own.id)).toBe(at + 60_000);
+      expect(await expiry(usual.id)).toBe(at + usual.ttl_seconds * 1000);
+      // the commit answers the session as stored, its renewed expiry included
+      expect(Date.parse(committed.session?.expires_at ?? '')).toBe(at + usual.ttl_seconds * 1000);
+      t.clock.advance(59_999);
+      expect(await t.store.getSession(t.scope, own.id)).not.toBeNull();
+      t.clock.advance(1);
+      expect(await t.store.getSession(t.scope, own.id)).toBeNull();
+      expect(await t.store.getSession(t.scope, usual.id)).not.toBeNull();
+    });
+
     it('the sweep removes expired sessions and their messages; tasks, actions and checkpoints stay', async () => {
       const s = await session(t.store, t.scope, 60);
       await t.store.appendMessages(t.scope, s.id, [{ role: 'user', content: 'hello' }]);

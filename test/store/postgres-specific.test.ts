@@ -181,3 +181,72 @@ describe('postgres checkpoint storage', () => {
     },
   );
 });
+
+describe('postgres checkpoint puts after the last one this store wrote', () => {
+  /** A caller's pool whose clients count the statements they run (BEGIN and COMMIT included). */
+  function countingPool() {
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
+    const counter = { statements: 0 };
+    const wrapped = new WeakSet<pg.PoolClient>();
+    pool.on('acquire', (client) => {
+      if (wrapped.has(client)) return;
+      wrapped.add(client);
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        counter.statements++;
+        return query(...args);
+      };
+    });
+    return { pool, counter };
+  }
+  const history = (step: number) => ({
+    messages: Array.from({ length: step + 1 }, (_, i) => ({ role: 'user', content: `message ${i}` })),
+    step,
+  });
+
+  it('take one statement, stay whole when another store wrote in between or the last one was removed', async () => {
+    const schema = freshSchema();
+    const { pool, counter } = countingPool();
+    const a = await openPostgresStore({ pool, schema });
+    const b = await openPostgresStore({ url: schemaUrl(schema) });
+    const run_id = `run_${Date.now()}`;
+    const put = async (step: number) => {
+      const before = counter.statements;
+      const checkpoint = await a.putCheckpoint(scope, { run_id, step, channels: history(step) });
+      return { checkpoint, statements: counter.statements - before };
+    };
+    // the first put of a run reads the run's last manifest, then writes: two statements
+    expect((await put(0)).statements).toBe(2);
+    for (let step = 1; step <= 3; step++) expect((await put(step)).statements).toBe(1);
+    // another store writes the next one: this store's next put is still encoded against a checkpoint
+    // that exists, so it is whole
+    await b.putCheckpoint(scope, { run_id, step: 4, channels: history(4) });
+    expect((await put(5)).statements).toBe(1);
+    const all = await b.listCheckpoints(scope, run_id, { limit: 10 });
+    expect(all.items.map((c) => c.step)).toEqual([5, 4, 3, 2, 1, 0]);
+    for (const c of all.items) expect(c.channels).toEqual(history(c.step));
+    // every checkpoint of the run removed: the next put finds its last one gone and writes whole
+    expect(await b.pruneCheckpoints(scope, run_id, 0)).toBe(6);
+    const after = await put(6);
+    expect(after.statements).toBe(3);
+    expect((await b.latestCheckpoint(scope, run_id))?.channels).toEqual(history(6));
+    // nothing was left behind by the put that found nothing to build on
+    expect(await b.pruneCheckpoints(scope, run_id, 0)).toBe(1);
+    const left = await adminQuery(
+      `SELECT count(*)::int AS n FROM "${schema}".checkpoint_blobs WHERE run_id = $1`,
+      [run_id],
+    );
+    expect(left.rows[0]).toEqual({ n: 0 });
+    // an id already taken is refused and writes nothing
+    const seventh = await put(7);
+    const taken = await a
+      .putCheckpoint(scope, { id: seventh.checkpoint.id, run_id, step: 8, channels: history(8) })
+      .catch((e) => e);
+    expect(isAgentStateError(taken, 'conflict')).toBe(true);
+    const steps = (await b.listCheckpoints(scope, run_id, { limit: 10 })).items.map((c) => c.step);
+    expect(steps).toEqual([7]);
+    await a.close();
+    await b.close();
+    await pool.end();
+  });
+});

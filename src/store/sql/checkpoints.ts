@@ -13,10 +13,11 @@ import {
   encodeChannels,
   type Manifest,
   manifestHashes,
+  type RunMemo,
   runMemo,
 } from '../shared/checkpoint-codec.js';
 import type { NewCheckpoint, Scope } from '../types.js';
-import { conflict, nowIso, type SqlContext } from './context.js';
+import { conflict, nowIso, type SqlContext, type WrittenCheckpoint } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { toJson } from './rows.js';
 
@@ -53,6 +54,12 @@ export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: 
  * transaction) as one statement that writes its blobs and its row together, so a put is two round trips.
  * Either way the previous manifest only chooses what to store as an append: a manifest written against
  * an older one is still whole, since every blob it names is stored before or with it.
+ *
+ * With `oneStatement`, a run's next checkpoint written by the same store is one round trip: it is encoded
+ * against the manifest this store wrote last in the run (`ctx.lastCheckpoints`), and its one statement
+ * stores it only if that checkpoint still exists (so do the blobs it names: blobs are only ever removed
+ * with the checkpoints that need them) and its id is free. Otherwise nothing is written and the put goes
+ * the long way, reading the run's last manifest.
  */
 export async function insertCheckpoint(
   ctx: SqlContext,
@@ -61,6 +68,17 @@ export async function insertCheckpoint(
   input: CheckedCheckpoint,
   oneStatement = false,
 ) {
+  const runKey = JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]);
+  const memo = runMemo(runKey);
+  const last = oneStatement ? ctx.lastCheckpoints.get(runKey) : undefined;
+  if (last !== undefined) {
+    const written = await insertAfterKnown(ctx, tx, scope, input, last, memo);
+    if (written !== null) {
+      ctx.lastCheckpoints.set(runKey, { id: written.checkpoint.id, manifest: written.manifest });
+      return written.checkpoint;
+    }
+    ctx.lastCheckpoints.delete(runKey);
+  }
   // One statement: the previous manifest of the run and whether the caller's id is taken.
   const found = await tx.get(
     `SELECT (SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1) AS manifest,
@@ -73,23 +91,46 @@ export async function insertCheckpoint(
   const previous = found?.manifest;
   const before =
     previous === null || previous === undefined ? null : (JSON.parse(String(previous)) as Manifest);
-  const memo = runMemo(JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]));
   const { manifest, blobs } = encodeChannels(input.channels, before, memo);
-  const blobParams: SqlParam[] = [];
-  for (const blob of blobs) {
-    blobParams.push(scope.tenant_id, scope.user_id, input.run_id, blob.hash, blob.base, blob.data);
-  }
-  const insertBlobs = `INSERT INTO checkpoint_blobs (tenant_id, user_id, run_id, hash, base, data) VALUES ${blobs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
+  const blobParams = blobParamsOf(scope, input.run_id, blobs);
+  const insertBlobs = `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES ${blobs.map(() => BLOB_PLACEHOLDERS).join(', ')}
     ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`;
   if (blobs.length > 0 && !oneStatement) await tx.run(insertBlobs, blobParams);
-  const checkpoint: Checkpoint = {
+  const checkpoint = newCheckpoint(ctx, scope, input);
+  const row = rowParams(checkpoint, manifest);
+  const insertRow = `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  if (blobs.length > 0 && oneStatement) {
+    // A data-modifying WITH runs whether or not the main statement reads it: both inserts or neither.
+    await tx.run(`WITH blobs AS (${insertBlobs}) ${insertRow}`, [...blobParams, ...row]);
+  } else {
+    await tx.run(insertRow, row);
+  }
+  if (oneStatement) ctx.lastCheckpoints.set(runKey, { id: checkpoint.id, manifest });
+  return checkpoint;
+}
+
+const BLOB_COLUMNS = 'tenant_id, user_id, run_id, hash, base, data';
+const BLOB_PLACEHOLDERS = '(?, ?, ?, ?, ?, ?)';
+
+function blobParamsOf(scope: Scope, run_id: string, blobs: readonly BlobRow[]): SqlParam[] {
+  const params: SqlParam[] = [];
+  for (const blob of blobs)
+    params.push(scope.tenant_id, scope.user_id, run_id, blob.hash, blob.base, blob.data);
+  return params;
+}
+
+function newCheckpoint(ctx: SqlContext, scope: Scope, input: CheckedCheckpoint): Checkpoint {
+  return {
     ...input,
     id: input.id ?? newId('checkpoint', ctx.random),
     tenant_id: scope.tenant_id,
     user_id: scope.user_id,
     created_at: nowIso(ctx),
   };
-  const row: SqlParam[] = [
+}
+
+function rowParams(checkpoint: Checkpoint, manifest: Manifest): SqlParam[] {
+  return [
     checkpoint.id,
     checkpoint.tenant_id,
     checkpoint.user_id,
@@ -103,14 +144,39 @@ export async function insertCheckpoint(
     toJson(checkpoint.metadata),
     checkpoint.created_at,
   ];
-  const insertRow = `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-  if (blobs.length > 0 && oneStatement) {
-    // A data-modifying WITH runs whether or not the main statement reads it: both inserts or neither.
-    await tx.run(`WITH blobs AS (${insertBlobs}) ${insertRow}`, [...blobParams, ...row]);
-  } else {
-    await tx.run(insertRow, row);
-  }
-  return checkpoint;
+}
+
+/**
+ * PostgreSQL's one round trip: blobs and row, encoded against `last`, stored only while `last` is still
+ * the run's (it exists) and the new id is free; null when nothing was stored. Both inserts read the same
+ * condition in one snapshot, so they happen together or not at all.
+ */
+async function insertAfterKnown(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: Scope,
+  input: CheckedCheckpoint,
+  last: WrittenCheckpoint,
+  memo: RunMemo,
+): Promise<{ checkpoint: Checkpoint; manifest: Manifest } | null> {
+  const { manifest, blobs } = encodeChannels(input.channels, last.manifest, memo);
+  const checkpoint = newCheckpoint(ctx, scope, input);
+  const guard = `ok AS (SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?)
+      AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?))`;
+  const guardParams: SqlParam[] = [last.id, scope.tenant_id, scope.user_id, input.run_id, checkpoint.id];
+  const insertBlobs =
+    blobs.length === 0
+      ? ''
+      : `, blobs AS (INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
+      SELECT v.* FROM (VALUES ${blobs.map(() => BLOB_PLACEHOLDERS).join(', ')}) AS v(${BLOB_COLUMNS})
+      WHERE EXISTS (SELECT 1 FROM ok) ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING)`;
+  const inserted = await tx.run(
+    `WITH ${guard}${insertBlobs}
+    INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
+      SELECT ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ok)`,
+    [...guardParams, ...blobParamsOf(scope, input.run_id, blobs), ...rowParams(checkpoint, manifest)],
+  );
+  return inserted === 1 ? { checkpoint, manifest } : null;
 }
 
 /** Every blob that the given hashes need, following `base` links, of one (tenant, user, run). */

@@ -1,6 +1,7 @@
 /** What every shared SQL function receives: the adapter's name and checks, its clock, randomness, defaults. */
 import { type Clock, isoAt, type RandomSource } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
+import type { Manifest } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import type { SqlParam } from './executor.js';
 import type { Checks } from './validate.js';
@@ -11,6 +12,8 @@ export interface SqlContext {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly defaultSessionTtlSeconds: number;
+  /** The last checkpoint this store wrote in each run (see checkpoints.ts): PostgreSQL skips a read with it. */
+  readonly lastCheckpoints: LastCheckpoints;
 }
 
 export function nowIso(ctx: SqlContext): string {
@@ -37,4 +40,32 @@ export function conflict(ctx: SqlContext, kind: string, id: string): AgentStateE
 export function scopeWhere(scope: ReadScope, prefix = ''): { sql: string; params: SqlParam[] } {
   if (scope.user_id === undefined) return { sql: `${prefix}tenant_id = ?`, params: [scope.tenant_id] };
   return { sql: `${prefix}tenant_id = ? AND ${prefix}user_id = ?`, params: [scope.tenant_id, scope.user_id] };
+}
+
+/** A run's last checkpoint as this store wrote it: its id and manifest. */
+export interface WrittenCheckpoint {
+  readonly id: string;
+  readonly manifest: Manifest;
+}
+
+/** Runs remembered: the oldest is dropped past this (a manifest is a few hundred bytes). */
+const LAST_CHECKPOINT_RUNS = 10_000;
+
+/** Per store, by (tenant, user, run), least recently written first. */
+export class LastCheckpoints {
+  private readonly runs = new Map<string, WrittenCheckpoint>();
+
+  get(key: string): WrittenCheckpoint | undefined {
+    return this.runs.get(key);
+  }
+
+  set(key: string, written: WrittenCheckpoint): void {
+    this.runs.delete(key);
+    if (this.runs.size >= LAST_CHECKPOINT_RUNS) this.runs.delete(this.runs.keys().next().value as string);
+    this.runs.set(key, written);
+  }
+
+  delete(key: string): void {
+    this.runs.delete(key);
+  }
 }

@@ -52,14 +52,14 @@ export function checkMessages(ctx: SqlContext, items: readonly NewMessage[], pat
   });
 }
 
-/** Appends checked messages to a visible session and renews its TTL; not_found when missing or expired. */
 /** Rows per INSERT when appending messages: bounds the statement variants and their parameters. */
 const INSERT_ROWS = 50;
 const MESSAGE_PLACEHOLDERS = `(${'?, '.repeat(11)}?)`;
 
 /**
- * Appends checked messages to a live session: one UPDATE that counts them and returns the session, one that
- * renews its TTL, and the rows in multi-row INSERTs. Answers the messages and the session as it now is.
+ * Appends checked messages to a live session: one UPDATE that counts them, renews its TTL and returns the
+ * session (a second renews the TTL of a session whose TTL is not the default), and the rows in multi-row
+ * INSERTs. Answers the messages and the session as it now is.
  */
 export async function appendChecked(
   ctx: SqlContext,
@@ -78,15 +78,23 @@ export async function appendChecked(
     if (live === undefined) throw notFound(ctx, 'session', session_id);
     return { messages: [], session: null };
   }
+  // The TTL renewal rides on the same UPDATE for a session of the default TTL (most are); another TTL,
+  // known only from the row, takes a second UPDATE.
+  const usual = ctx.defaultSessionTtlSeconds;
+  const usualExpiry = isoAfter(ctx, usual * 1000);
   const rows = await tx.all(
-    `UPDATE sessions SET message_count = message_count + ?, last_activity_at = ?
+    `UPDATE sessions SET message_count = message_count + ?, last_activity_at = ?,
+        expires_at = CASE WHEN ttl_seconds = ? THEN ? ELSE expires_at END
       WHERE id = ? AND ${where.sql} AND expires_at > ? RETURNING message_count, ${SESSION_COLUMNS}`,
-    [items.length, now, session_id, ...where.params, now],
+    [items.length, now, usual, usualExpiry, session_id, ...where.params, now],
   );
   const row = rows[0];
   if (row === undefined) throw notFound(ctx, 'session', session_id);
-  const expires_at = isoAfter(ctx, Number(row.ttl_seconds) * 1000);
-  await tx.run('UPDATE sessions SET expires_at = ? WHERE id = ?', [expires_at, session_id]);
+  let expires_at = usualExpiry;
+  if (Number(row.ttl_seconds) !== usual) {
+    expires_at = isoAfter(ctx, Number(row.ttl_seconds) * 1000);
+    await tx.run('UPDATE sessions SET expires_at = ? WHERE id = ?', [expires_at, session_id]);
+  }
   const session = toSession({ ...row, expires_at });
   const first = Number(row.message_count) - items.length + 1;
   const out: Message[] = items.map((item, i) => ({

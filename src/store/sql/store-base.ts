@@ -8,7 +8,7 @@ import { AgentStateError, closedError, storeUnavailable } from '../../core/error
 import type { IdKind } from '../../core/ids.js';
 import { checkRetention } from '../shared/retention.js';
 import * as t from '../types.js';
-import type { SqlContext } from './context.js';
+import { LastCheckpoints, type SqlContext } from './context.js';
 import * as co from './coordination.js';
 import type { SqlDriver, SqlExecutor } from './executor.js';
 import { countSessions, type DetailedSweep, sweepRetentionRows } from './retention.js';
@@ -69,6 +69,7 @@ export abstract class SqlStoreBase {
         options.defaultSessionTtlSeconds === undefined
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
+      lastCheckpoints: new LastCheckpoints(),
     };
     const pacer = () => new Pacer(driver.sweepPacing);
     this.pacers = {

@@ -22,6 +22,7 @@ import { type ConnectOptions, createClient } from '../redis/client.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
 import { RedisStore } from '../redis/store.js';
+import { LastCheckpoints } from '../sql/context.js';
 import { Checks } from '../sql/validate.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
 import { ADAPTER, rebrand } from './errors.js';
@@ -97,7 +98,14 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
     {
       redis: ctx,
       pg,
-      sql: { adapter: ADAPTER, v, clock, random, defaultSessionTtlSeconds: defaultTtlSeconds },
+      sql: {
+        adapter: ADAPTER,
+        v,
+        clock,
+        random,
+        defaultSessionTtlSeconds: defaultTtlSeconds,
+        lastCheckpoints: new LastCheckpoints(),
+      },
       hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),
       locks: new SessionLocks(redis, tiered, prefix, lockMs),
       afterDurableCommit: options.afterDurableCommit,
