@@ -1,6 +1,14 @@
 /** The load report's machine figures (/proc/stat) and its list of the turns that make the p99. */
+
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { parseProcStat, readCpuTimes, sumUsage, usageBetween } from '../../src/harness/load/machine.js';
+import {
+  parseProcStat,
+  readCpuTimes,
+  StealSampler,
+  sumUsage,
+  usageBetween,
+} from '../../src/harness/load/machine.js';
 import { pooledSlowest, slowestTurns, turnsAtOrAboveP99 } from '../../src/harness/load/tail.js';
 import type { SimUser } from '../../src/harness/load/user.js';
 
@@ -45,6 +53,25 @@ describe('machine usage from /proc/stat', () => {
     expect(now?.busy_ms).toBeGreaterThan(0);
     expect(now?.idle_ms).toBeGreaterThanOrEqual(0);
   });
+
+  it('samples steal over a phase and tells it for any window inside it', async () => {
+    const sampler = new StealSampler().start();
+    const from = performance.now();
+    await sleep(60);
+    const to = performance.now();
+    sampler.stop();
+    if (process.platform !== 'linux') {
+      expect(sampler.between(from, to)).toBeNull();
+      return;
+    }
+    const steal = sampler.between(from, to);
+    expect(steal).not.toBeNull();
+    expect(steal).toBeGreaterThanOrEqual(0);
+    expect((steal as number) % 10).toBe(0);
+    // outside the sampled time: not known
+    expect(sampler.between(from - 1000, to)).toBeNull();
+    expect(sampler.between(from, to + 1000)).toBeNull();
+  });
 });
 
 function user(turns: [number, number][]): SimUser {
@@ -76,16 +103,24 @@ describe('the turns that make the p99', () => {
       user([[95, 100]]),
     ];
     expect(slowestTurns(users, 2)).toEqual([
-      { ms: 70, turn: 2, overlapping: 2 },
-      { ms: 20, turn: 1, overlapping: 2 },
+      { ms: 70, turn: 2, overlapping: 2, steal_ms: null },
+      { ms: 20, turn: 1, overlapping: 2, steal_ms: null },
     ]);
-    // 5 turns: the p99 rests on one
-    expect(slowestTurns(users)).toEqual([{ ms: 70, turn: 2, overlapping: 2 }]);
-    const other = [{ ms: 80, turn: 5, overlapping: 0 }];
+    // 5 turns: the p99 rests on one; the steal during it comes from the sampler's window
+    const windows: [number, number][] = [];
+    const stealBetween = (from: number, to: number) => {
+      windows.push([from, to]);
+      return 10;
+    };
+    expect(slowestTurns(users, undefined, stealBetween)).toEqual([
+      { ms: 70, turn: 2, overlapping: 2, steal_ms: 10 },
+    ]);
+    expect(windows).toEqual([[20, 90]]);
+    const other = [{ ms: 80, turn: 5, overlapping: 0, steal_ms: 30 }];
     expect(pooledSlowest([slowestTurns(users, 20), other], 250)).toEqual([
-      { ms: 80, turn: 5, overlapping: 0 },
-      { ms: 70, turn: 2, overlapping: 2 },
-      { ms: 20, turn: 1, overlapping: 2 },
+      { ms: 80, turn: 5, overlapping: 0, steal_ms: 30 },
+      { ms: 70, turn: 2, overlapping: 2, steal_ms: null },
+      { ms: 20, turn: 1, overlapping: 2, steal_ms: null },
     ]);
   });
 });

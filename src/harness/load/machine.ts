@@ -88,3 +88,52 @@ export function sumUsage(parts: readonly (MachineUsage | null)[]): MachineUsage 
     sum((u) => u.total_ms),
   );
 }
+
+/** How often the sampler reads `/proc/stat` while a phase runs. */
+const SAMPLE_EVERY_MS = 10;
+
+/**
+ * The machine's steal over time while a phase runs, read every 10 ms, so that the steal during any one
+ * turn can be told (to the 10 ms tick `/proc/stat` counts in). Does nothing where `/proc/stat` is missing.
+ */
+export class StealSampler {
+  private readonly at: number[] = [];
+  private readonly steal: number[] = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  start(): this {
+    if (readCpuTimes() === null) return this;
+    this.sample();
+    this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  stop(): void {
+    if (this.timer === null) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    this.sample();
+  }
+
+  private sample(): void {
+    const now = readCpuTimes();
+    if (now === null) return;
+    this.at.push(performance.now());
+    this.steal.push(now.steal_ms);
+  }
+
+  /**
+   * Steal (all CPUs) counted between the last sample at or before `from` and the first at or after `to`
+   * (`performance.now()` times); null when the interval is not covered by samples.
+   */
+  between(from: number, to: number): number | null {
+    const n = this.at.length;
+    if (n < 2 || from < (this.at[0] as number) || to > (this.at[n - 1] as number)) return null;
+    let first = 0;
+    while (first + 1 < n && (this.at[first + 1] as number) <= from) first++;
+    let last = first;
+    while (last < n - 1 && (this.at[last] as number) < to) last++;
+    return (this.steal[last] as number) - (this.steal[first] as number);
+  }
+}

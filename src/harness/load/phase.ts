@@ -1,9 +1,9 @@
 /** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type MachineUsage, readCpuTimes, usageBetween } from './machine.js';
+import { type MachineUsage, readCpuTimes, StealSampler, usageBetween } from './machine.js';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
-import { type SlowTurn, slowestTurns } from './tail.js';
+import { MAX_LISTED_SLOW_TURNS, type SlowTurn, slowestTurns } from './tail.js';
 import { newUser, openUser, type Phase, runTurns, type SimUser, type Target, thinkTime } from './user.js';
 
 export interface PhaseResult extends Latencies {
@@ -27,6 +27,13 @@ export interface PhaseResult extends Latencies {
   readonly slowest: SlowTurn[];
 }
 
+/** A phase's result, its users, and its slowest turns beyond those of its p99 (for pooling runs). */
+export interface PhaseRun {
+  readonly result: PhaseResult;
+  readonly users: SimUser[];
+  readonly slowest: readonly SlowTurn[];
+}
+
 export interface PhaseOptions {
   readonly phase: Phase;
   readonly users: number;
@@ -41,10 +48,7 @@ export interface PhaseOptions {
 
 const PROGRESS_EVERY_MS = 2_000;
 
-export async function runPhase(
-  target: Target,
-  options: PhaseOptions,
-): Promise<{ result: PhaseResult; users: SimUser[] }> {
+export async function runPhase(target: Target, options: PhaseOptions): Promise<PhaseRun> {
   const users = Array.from({ length: options.users }, (_, i) =>
     newUser(options.phase, i, options.runTag, options.turns),
   );
@@ -69,6 +73,7 @@ export async function runPhase(
   };
   const before = await readHistogram(target.url);
   const cpuBefore = readCpuTimes();
+  const steal = new StealSampler().start();
   try {
     if (options.concurrent) {
       const ramp = options.rampMs ?? 0;
@@ -88,6 +93,7 @@ export async function runPhase(
     }
   } finally {
     clearInterval(timer);
+    steal.stop();
   }
   const cpuAfter = readCpuTimes();
   const after = await readHistogram(target.url);
@@ -110,10 +116,14 @@ export async function runPhase(
     errors: users.reduce((n, user) => n + user.errors.length, 0),
     server: timingBetween(before, after),
     machine: usageBetween(cpuBefore, cpuAfter),
-    slowest: slowestTurns(users),
+    slowest: slowestTurns(users, undefined, (from, to) => steal.between(from, to)),
   };
   say(
     `[${options.phase}] done: ${turns.length} turns, p50 ${result.p50_ms} ms, p95 ${result.p95_ms} ms, p99 ${result.p99_ms} ms, ${result.turns_per_s} turns/s, ${result.errors} errors`,
   );
-  return { result, users };
+  return {
+    result,
+    users,
+    slowest: slowestTurns(users, MAX_LISTED_SLOW_TURNS, (from, to) => steal.between(from, to)),
+  };
 }

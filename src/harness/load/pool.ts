@@ -3,14 +3,11 @@
  * 250 x N samples rather than the third-largest of 250), and each run's own p99 kept beside it.
  */
 import { sumUsage } from './machine.js';
-import type { PhaseResult } from './phase.js';
+import type { PhaseResult, PhaseRun } from './phase.js';
 import { latencies } from './stats.js';
-import { MAX_LISTED_SLOW_TURNS, pooledSlowest, slowestTurns } from './tail.js';
-import type { SimUser } from './user.js';
+import { pooledSlowest } from './tail.js';
 
-export function pooledPhase(
-  runs: readonly { result: PhaseResult; users: readonly SimUser[] }[],
-): PhaseResult {
+export function pooledPhase(runs: readonly PhaseRun[]): PhaseResult {
   const first = runs[0];
   if (first === undefined) throw new Error('pooledPhase: no runs');
   if (runs.length === 1) return first.result;
@@ -28,7 +25,7 @@ export function pooledPhase(
     server: null,
     machine: sumUsage(runs.map((run) => run.result.machine)),
     slowest: pooledSlowest(
-      runs.map((run) => slowestTurns(run.users, MAX_LISTED_SLOW_TURNS)),
+      runs.map((run) => run.slowest),
       count,
     ),
     by_turn: Array.from({ length: turns }, (_, i) =>

@@ -148,13 +148,13 @@ export function toMarkdown(report: LoadReport): string {
   lines.push(
     '',
     'The turns at or above the p99, slowest first: ms (turn of the conversation, other turns in flight',
-    'meanwhile):',
+    'meanwhile, CPU time the hypervisor took from the machine meanwhile):',
     '',
     ...phases
       .filter((p): p is [string, PhaseResult] => p[1] !== null && p[1].slowest.length > 0)
       .map(
         ([name, r]) =>
-          `- ${name}: ${r.slowest.map((t) => `${t.ms} (turn ${t.turn}, ${t.overlapping})`).join(', ')}`,
+          `- ${name}: ${r.slowest.map((t) => `${t.ms} (turn ${t.turn}, ${t.overlapping}${t.steal_ms === null ? '' : `, steal ${t.steal_ms} ms`})`).join(', ')}`,
       ),
   );
   if (report.error_samples.length > 0) {

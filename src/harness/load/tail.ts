@@ -12,6 +12,11 @@ export interface SlowTurn {
   readonly turn: number;
   /** Other turns of the same run whose time overlapped this one's. */
   readonly overlapping: number;
+  /**
+   * CPU time the hypervisor took from the machine (all CPUs) while the turn ran, to the 10 ms tick; null
+   * where it is not measured.
+   */
+  readonly steal_ms: number | null;
 }
 
 /** At most this many are kept: the p99 of a pooled run can rest on more turns than are worth listing. */
@@ -25,7 +30,11 @@ export function turnsAtOrAboveP99(count: number): number {
 }
 
 /** The slowest turns of one run, as many as make its p99 (at most MAX_LISTED_SLOW_TURNS). */
-export function slowestTurns(users: readonly SimUser[], keep?: number): SlowTurn[] {
+export function slowestTurns(
+  users: readonly SimUser[],
+  keep?: number,
+  stealBetween: (from: number, to: number) => number | null = () => null,
+): SlowTurn[] {
   const all = users.flatMap((user) => user.turns.map((t, i) => ({ ...t, turn: i + 1 })));
   const n = Math.min(MAX_LISTED_SLOW_TURNS, keep ?? turnsAtOrAboveP99(all.length));
   const slowest = [...all].sort((a, b) => b.ms - a.ms).slice(0, n);
@@ -33,6 +42,7 @@ export function slowestTurns(users: readonly SimUser[], keep?: number): SlowTurn
     ms: round(s.ms),
     turn: s.turn,
     overlapping: all.filter((o) => o !== s && o.startedAt < s.endedAt && o.endedAt > s.startedAt).length,
+    steal_ms: stealBetween(s.startedAt, s.endedAt),
   }));
 }
 
