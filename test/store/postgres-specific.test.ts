@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
+import { newId } from '../../src/core/ids.js';
 import { openStore } from '../../src/store/open.js';
 import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/index.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
@@ -202,6 +203,40 @@ describe('postgres checkpoint puts after the last one this store wrote', () => {
   const history = (step: number) => ({
     messages: Array.from({ length: step + 1 }, (_, i) => ({ role: 'user', content: `message ${i}` })),
     step,
+  });
+
+  it('a new action is one statement between BEGIN and COMMIT; a known key, a missing task, a taken id read why', async () => {
+    const schema = freshSchema();
+    const { pool, counter } = countingPool();
+    const store = await openPostgresStore({ pool, schema });
+    const session = await store.createSession(scope, {});
+    const task = await store.createTask(scope, { session_id: session.id, type: 'demo' });
+    const statements = async (work: () => Promise<unknown>) => {
+      const before = counter.statements;
+      const outcome = await work().catch((e: unknown) => e);
+      return { outcome, statements: counter.statements - before };
+    };
+    const input = { task_id: task.id, type: 'call', params: { a: 1 }, idempotency_key: 'k1' };
+    const first = await statements(() => store.beginAction(scope, input));
+    expect(first.statements).toBe(3);
+    expect(first.outcome).toMatchObject({ created: true, action: { status: 'PENDING' } });
+    const again = await statements(() => store.beginAction(scope, input));
+    expect(again.outcome).toMatchObject({ created: false });
+    expect(again.statements).toBe(4);
+    const missing = await statements(() =>
+      store.beginAction(scope, {
+        ...input,
+        task_id: newId('task'),
+        idempotency_key: 'k2',
+      }),
+    );
+    expect(isAgentStateError(missing.outcome, 'not_found')).toBe(true);
+    const id = (first.outcome as { action: { id: string } }).action.id;
+    const taken = await statements(() => store.beginAction(scope, { ...input, id, idempotency_key: 'k3' }));
+    expect(isAgentStateError(taken.outcome, 'conflict')).toBe(true);
+    expect((await store.listActions(scope)).items.map((a) => a.idempotency_key)).toEqual(['k1']);
+    await store.close();
+    await pool.end();
   });
 
   it('take one statement, stay whole when another store wrote in between or the last one was removed', async () => {

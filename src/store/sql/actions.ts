@@ -84,14 +84,11 @@ export async function selectAction(q: SqlExecutor, scope: ReadScope, id: string)
 /**
  * The existing action of the key, or a new PENDING one (the task must exist in scope). The insert is
  * ON CONFLICT DO NOTHING, so two writers racing on one key both end with the one stored action.
+ *
+ * The common case (a new key, the task there, the id free) is one statement: the insert checks the task
+ * and the id itself. When it inserts nothing, the reads below say why, in the order they always did.
  */
 export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewAction) {
-  const existing = await selectActionByKey(tx, scope, input.idempotency_key);
-  if (existing !== null) return { action: existing, created: false };
-  if ((await selectTask(tx, scope, input.task_id)) === null) throw notFound(ctx, 'task', input.task_id);
-  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM actions WHERE id = ?', [input.id]))) {
-    throw conflict(ctx, 'action', input.id);
-  }
   const now = nowIso(ctx);
   const action: Action = {
     id: input.id ?? newId('action', ctx.random),
@@ -112,28 +109,44 @@ export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, inpu
     updated_at: now,
     completed_at: null,
   };
+  const row: SqlParam[] = [
+    action.id,
+    action.tenant_id,
+    action.user_id,
+    action.task_id,
+    action.session_id,
+    action.type,
+    action.tool,
+    toJson(action.params),
+    action.idempotency_key,
+    action.status,
+    null,
+    null,
+    action.attempts,
+    null,
+    action.created_at,
+    action.updated_at,
+    null,
+  ];
+  const values = `${Array(12).fill('?').join(', ')}, CAST(? AS INTEGER), ?, ?, ?, ?`;
+  const checked = await tx.run(
+    `INSERT INTO actions (${ACTION_COLUMNS}) SELECT ${values}
+      WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND user_id = ?)
+        AND NOT EXISTS (SELECT 1 FROM actions WHERE id = ?)
+      ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING`,
+    [...row, input.task_id, scope.tenant_id, scope.user_id, action.id],
+  );
+  if (checked === 1) return { action, created: true };
+  const existing = await selectActionByKey(tx, scope, input.idempotency_key);
+  if (existing !== null) return { action: existing, created: false };
+  if ((await selectTask(tx, scope, input.task_id)) === null) throw notFound(ctx, 'task', input.task_id);
+  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM actions WHERE id = ?', [input.id]))) {
+    throw conflict(ctx, 'action', input.id);
+  }
   const inserted = await tx.run(
     `INSERT INTO actions (${ACTION_COLUMNS}) VALUES (${Array(17).fill('?').join(', ')})
       ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING`,
-    [
-      action.id,
-      action.tenant_id,
-      action.user_id,
-      action.task_id,
-      action.session_id,
-      action.type,
-      action.tool,
-      toJson(action.params),
-      action.idempotency_key,
-      action.status,
-      null,
-      null,
-      action.attempts,
-      null,
-      action.created_at,
-      action.updated_at,
-      null,
-    ],
+    row,
   );
   if (inserted === 1) return { action, created: true };
   const winner = await selectActionByKey(tx, scope, input.idempotency_key);
