@@ -9,6 +9,7 @@ import {
   sumUsage,
   usageBetween,
 } from '../../src/harness/load/machine.js';
+import { median } from '../../src/harness/load/stats.js';
 import { pooledSlowest, slowestTurns, turnsAtOrAboveP99 } from '../../src/harness/load/tail.js';
 import type { SimUser } from '../../src/harness/load/user.js';
 
@@ -122,5 +123,14 @@ describe('the turns that make the p99', () => {
       { ms: 70, turn: 2, overlapping: 2, steal_ms: null },
       { ms: 20, turn: 1, overlapping: 2, steal_ms: null },
     ]);
+  });
+});
+
+describe("the median of the pairs' ratios", () => {
+  it('is the middle one, or the mean of the two middle ones', () => {
+    expect(median([])).toBe(0);
+    expect(median([2.5])).toBe(2.5);
+    expect(median([6.13, 2.14, 2.25, 2.17, 2.16])).toBe(2.17);
+    expect(median([1.2, 1.4, 3, 1.1])).toBe(1.3);
   });
 });

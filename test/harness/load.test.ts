@@ -134,6 +134,8 @@ describe('loadtest', { timeout: 120_000 }, () => {
     expect(report.baseline_think_ms).toBe(0);
     expect(report.back_to_back).toBeNull();
     expect(report.pairs).toHaveLength(2);
+    const [one, two] = report.pairs.map((p) => p.p99_ratio) as [number, number];
+    expect(report.median_pair_ratio).toBe(Math.round(((one + two) / 2) * 100) / 100);
     expect(report.baseline.count).toBe(8);
     expect(report.load.count).toBe(8);
     expect(report.load.by_turn.map((t) => t.count)).toEqual([4, 4]);

@@ -45,6 +45,11 @@ export interface LoadReport {
   readonly repeat: number;
   /** Each pair's own p99s and ratio. */
   readonly pairs: readonly { baseline_p99_ms: number; load_p99_ms: number; p99_ratio: number }[];
+  /**
+   * The median of the pairs' own ratios, beside the pooled one (which the goal uses): one pair that met a
+   * pause of the machine can make the pooled p99 by itself.
+   */
+  readonly median_pair_ratio: number;
   readonly saturation: PhaseResult | null;
   /** Turns per second with no think time, all users at once. */
   readonly throughput: number | null;
@@ -86,7 +91,7 @@ export function toMarkdown(report: LoadReport): string {
     '',
     ...(report.repeat > 1
       ? [
-          `Baseline and load ran ${report.repeat} times, alternately; the table pools their samples. Each pair's p99 ratio: ${report.pairs.map((p) => p.p99_ratio).join(', ')}.`,
+          `Baseline and load ran ${report.repeat} times, alternately; the table pools their samples. Each pair's p99 ratio: ${report.pairs.map((p) => p.p99_ratio).join(', ')} (median ${report.median_pair_ratio}).`,
           '',
         ]
       : []),

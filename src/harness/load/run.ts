@@ -16,6 +16,7 @@ import { newestProfile, summarizeProfile } from './profile.js';
 import type { LoadReport } from './report.js';
 import { toMarkdown } from './report.js';
 import { startServerChild } from './server-child.js';
+import { median } from './stats.js';
 import type { Phase, SimUser, Target } from './user.js';
 
 export interface LoadTestOptions {
@@ -221,6 +222,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       p99_ratio: p99Ratio,
       repeat,
       pairs,
+      median_pair_ratio: median(pairs.map((pair) => pair.p99_ratio)),
       saturation,
       throughput: saturation?.turns_per_s ?? null,
       profile: profFile ? summarizeProfile(profFile) : null,

@@ -32,3 +32,14 @@ export function latencies(values: readonly number[]): Latencies {
     mean_ms: round(sorted.length === 0 ? 0 : sum / sorted.length),
   };
 }
+
+/** The middle value (the mean of the two middle ones for an even count); 0 for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  if (n === 0) return 0;
+  const mid = Math.floor(n / 2);
+  const value =
+    n % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return Math.round(value * 100) / 100;
+}
