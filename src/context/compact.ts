@@ -30,6 +30,63 @@ export interface CompactOptions {
   readonly tokenizer?: Tokenizer;
   /** Default: the extractive `rules` summarizer. */
   readonly summarizer?: Summarizer;
+  /** What the caller appended just now after which last seq: may spare the reads (see HistoryGrowth). */
+  readonly growth?: HistoryGrowth;
+}
+
+/**
+ * Messages a caller appended after the session's last seq `fromSeq`, as stored (with their seqs). When this
+ * process last found the session's history under the threshold at exactly `fromSeq`, and the appended
+ * messages follow it with no gap (nobody else appended meanwhile), the history's tokens are at most what
+ * was found plus theirs: a summary written since, or messages removed, only lower them. Under the
+ * threshold that bound decides without reading anything.
+ */
+export interface HistoryGrowth {
+  readonly fromSeq: number;
+  readonly appended: readonly Message[];
+}
+
+/** Per process: a session's history tokens above its summary (an upper bound) as of its last seq. */
+interface KnownHistory {
+  readonly seq: number;
+  readonly tokens: number;
+}
+
+/** Sessions remembered per store; the least recently checked go first. */
+const KNOWN_SESSIONS = 20_000;
+const knownByStore = new WeakMap<StateStore, Map<string, KnownHistory>>();
+
+function knownHistories(store: StateStore): Map<string, KnownHistory> {
+  let known = knownByStore.get(store);
+  if (known === undefined) {
+    known = new Map();
+    knownByStore.set(store, known);
+  }
+  return known;
+}
+
+function remember(histories: Map<string, KnownHistory>, key: string, known: KnownHistory | null): void {
+  histories.delete(key);
+  if (known === null) return;
+  if (histories.size >= KNOWN_SESSIONS) histories.delete(histories.keys().next().value as string);
+  histories.set(key, known);
+}
+
+/** The bound after `growth`, when it follows what is known with no gap; null otherwise. */
+function grownBound(
+  known: KnownHistory | undefined,
+  growth: HistoryGrowth | undefined,
+  cost: (m: Message) => number,
+): KnownHistory | null {
+  if (known === undefined || growth === undefined || known.seq !== growth.fromSeq) return null;
+  let seq = growth.fromSeq;
+  let tokens = known.tokens;
+  for (const message of growth.appended) {
+    if (message.seq !== seq + 1) return null;
+    seq = message.seq;
+    tokens += cost(message);
+  }
+  return { seq, tokens };
 }
 
 const READ_PAGE = 500;
@@ -59,14 +116,33 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
   const tokenizer = options.tokenizer ?? (await loadTokenizer());
   const summarizer = options.summarizer ?? rulesSummarizer();
+  const cost = (m: Message) => storedMessageTokens(tokenizer, m);
+  // The session's creation time is in the key: a session deleted and made again with the same id starts over.
+  const historyKey = [session.tenant_id, session.user_id, session.id, session.created_at].join('\u0000');
+  const histories = knownHistories(store);
+  const grown = grownBound(histories.get(historyKey), options.growth, cost);
+  if (grown !== null && grown.tokens <= thresholdTokens) {
+    remember(histories, historyKey, grown);
+    return null;
+  }
 
   const head = await readSummaryHead(store, userScope, sessionId);
   const floor = head?.to_seq ?? 0;
   const source = storeMessageSource(store, scope, sessionId);
-  const cost = (m: Message) => storedMessageTokens(tokenizer, m);
 
   const probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
-  if (probe.complete) return null;
+  if (probe.complete) {
+    // Known as of the caller's last seq only: the window may end before it (a tool result left out).
+    const last = options.growth?.appended.at(-1)?.seq ?? options.growth?.fromSeq;
+    const newest = probe.messages.at(-1)?.seq ?? floor;
+    remember(
+      histories,
+      historyKey,
+      last === undefined || newest > last ? null : { seq: last, tokens: probe.tokens },
+    );
+    return null;
+  }
+  remember(histories, historyKey, null);
   const keep = await selectWindow(source, { budget: keepTokens, cost, floor });
   const first = keep.messages[0];
   const cutSeq = first !== undefined ? first.seq - 1 : (keep.cut_to ?? floor);

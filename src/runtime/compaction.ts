@@ -3,11 +3,12 @@
  * exceed `DEFAULT_COMPACT_THRESHOLD_TOKENS` (or the runtime's `context.compactThresholdTokens`): the older
  * ones are summarized by the extractive rules summarizer, the newest half of the threshold is kept. Under
  * the threshold it costs one summary-head read and a backward read of at most that many tokens of
- * messages, and writes nothing. It runs after the run's last commit, outside the journal: it changes no
+ * messages, and writes nothing; after a turn that only added messages to a history this process last
+ * found under the threshold, not even those (see `HistoryGrowth` in context/compact.ts). It runs after the run's last commit, outside the journal: it changes no
  * record the run reads, so a resumed run replays identically; a resumed run may call it again, which
  * finds nothing over the threshold.
  */
-import { maybeCompact } from '../context/compact.js';
+import { type HistoryGrowth, maybeCompact } from '../context/compact.js';
 import { invalidRequest } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
@@ -46,11 +47,13 @@ export async function compactAfterTurn(
   options: ContextOptions = {},
   /** The session as the turn left it, when known: saves reading it again. */
   session: Session | null = null,
+  /** What the turn appended after which last seq, when known: may spare the check its reads. */
+  growth: HistoryGrowth | null = null,
 ): Promise<boolean> {
   const threshold = options.compactThresholdTokens ?? DEFAULT_COMPACT_THRESHOLD_TOKENS;
   if (threshold === false) return false;
   try {
-    const known = session === null ? {} : { session };
+    const known = { ...(session === null ? {} : { session }), ...(growth === null ? {} : { growth }) };
     return (await maybeCompact({ store, scope, sessionId, thresholdTokens: threshold, ...known })) !== null;
   } catch (error) {
     options.onCompactionError?.(error);

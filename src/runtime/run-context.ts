@@ -7,7 +7,7 @@
 import type { Clock } from '../core/clock.js';
 import { newId } from '../core/ids.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
-import type { Action, Session, Task } from '../core/model.js';
+import type { Action, Message, Session, Task } from '../core/model.js';
 import type { Scope, StateStore, TurnBatch } from '../store/types.js';
 import { Journal, type JournalEntry } from './journal.js';
 
@@ -40,6 +40,8 @@ export class RunContext {
   private nextStep = 0;
   private parentId: string | null = null;
   lastCheckpointId: string | null = null;
+  /** Messages the commits of this attempt appended (not those of replayed commits), with their seqs. */
+  readonly appended: Message[] = [];
 
   constructor(
     readonly store: StateStore,
@@ -111,6 +113,7 @@ export class RunContext {
         summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
       } else {
         const done = await this.store.commitTurn(this.scope, { ...batch, checkpoint });
+        this.appended.push(...done.messages);
         summary = {
           session: done.session,
           tasks: done.tasks,

@@ -22,6 +22,8 @@ export interface Pending {
   readonly runId: string;
   readonly checkpoint: Checkpoint | null;
   readonly lastRunId: string | null;
+  /** The seq of the session's last message when the run was looked for (0 for none). */
+  readonly lastSeq: number;
 }
 
 export async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
@@ -39,6 +41,7 @@ export async function findRun(store: StateStore, scope: Scope, sessionId: string
     runId,
     checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
     lastRunId: typeof lastRun === 'string' ? lastRun : null,
+    lastSeq: last?.seq ?? 0,
   };
 }
 

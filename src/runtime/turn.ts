@@ -77,6 +77,8 @@ async function execute(
   header: RunHeader,
   recorded: readonly JournalEntry[],
   session: Session | null = null,
+  /** For a fresh run: the seq of the session's last message when it started (under the lease). */
+  lastSeq: number | null = null,
 ): Promise<TurnOutput> {
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
@@ -109,7 +111,8 @@ async function execute(
     session,
   });
   const after = output.final.session;
-  await compactAfterTurn(options.store, options.scope, header.session_id, options.context, after);
+  const growth = lastSeq === null ? null : { fromSeq: lastSeq, appended: rt.appended };
+  await compactAfterTurn(options.store, options.scope, header.session_id, options.context, after, growth);
   // A run with no more checkpoints than are kept has nothing to prune (most turns write 2 to 5).
   if (keep !== false && rt.checkpointCount > keep)
     await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
@@ -221,7 +224,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
       model: request.model ?? 'rules',
       input,
     };
-    return execute(request, lease, header, [], fresh.session);
+    return execute(request, lease, header, [], fresh.session, fresh.lastSeq);
   });
 }
 

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSummaryHead } from '../../src/context/summary-store.js';
+import { maybeCompact } from '../../src/context/compact.js';
+import { readSummaryHead, summaryNamespace } from '../../src/context/summary-store.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { PREFERENCES, userMemory } from '../../src/memory/index.js';
 import { createOpenAIModel } from '../../src/models/openai/index.js';
@@ -16,6 +17,7 @@ import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry } from '../../src/models/types.js';
 import { resumeRun, runTurn } from '../../src/runtime/turn.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import type { StateStore } from '../../src/store/types.js';
 import { crashingStore, SimulatedCrash } from './faults.js';
 import { ledgerTools } from './ledger-tools.js';
 import { freshScope, runtimeOptions, tempDir } from './setup.js';
@@ -158,6 +160,71 @@ describe('context in the runtime', () => {
     expect(head?.to_seq).toBeGreaterThanOrEqual(2);
     const bad = runTurn({ ...base, context: { compactThresholdTokens: 0 }, input: 'yes' });
     await expect(bad).rejects.toSatisfy((e: unknown) => isAgentStateError(e, 'invalid_request'));
+    await store.close();
+  });
+
+  it('the check after a turn reads nothing when only the turn added to a history last found under the threshold', async () => {
+    const inner = await openSqliteStore(join(temp.dir, 'compact-skip.db'));
+    const scope = freshScope();
+    const session = await inner.createSession(scope, {
+      agent: 'flight_booking',
+      context: { language: 'en' },
+    });
+    // the summary-head reads of the check (getMemory in the session's summary namespace)
+    let checks = 0;
+    const store = new Proxy(inner, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'getMemory' || typeof value !== 'function') return value;
+        return (...args: unknown[]) => {
+          if (args[1] === summaryNamespace(session.id)) checks++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    }) as StateStore;
+    const base = {
+      ...runtimeOptions(store, scope, session.id, ledgerTools(join(temp.dir, 'l3.jsonl'))),
+      models: createModelRegistry([createRulesModel()]),
+    };
+    await runTurn({ ...base, input: 'Book a flight from Beijing to Shanghai next Wednesday' });
+    expect(checks).toBe(1);
+    await runTurn({ ...base, input: 'business class' });
+    expect(checks).toBe(1);
+    // someone else appends between turns: the next check reads again, then the one after does not
+    await inner.appendMessages(scope, session.id, [{ role: 'user', content: 'a note from elsewhere' }]);
+    await runTurn({ ...base, input: 'Ada Lovelace' });
+    expect(checks).toBe(2);
+    await runTurn({ ...base, input: 'yes' });
+    expect(checks).toBe(2);
+    await store.close();
+  });
+
+  it('with the checks it skips, the history after every turn is still under the threshold', async () => {
+    const store = await openSqliteStore(join(temp.dir, 'compact-bound.db'));
+    const scope = freshScope();
+    const session = await store.createSession(scope, {
+      agent: 'flight_booking',
+      context: { language: 'en' },
+    });
+    const low = {
+      ...runtimeOptions(store, scope, session.id, ledgerTools(join(temp.dir, 'l4.jsonl'))),
+      models: createModelRegistry([createRulesModel()]),
+      context: { compactThresholdTokens: 120 },
+    };
+    const inputs = [
+      'Book a flight from Beijing to Shanghai next Wednesday',
+      'business class',
+      'Ada Lovelace',
+      'actually make it economy',
+      'what is the status?',
+      'no, keep it',
+    ];
+    for (const input of inputs) {
+      await runTurn({ ...low, input });
+      // a check from scratch (nothing remembered) finds nothing left over the threshold
+      expect(await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 120 })).toBeNull();
+    }
+    expect(await readSummaryHead(store, scope, session.id)).not.toBeNull();
     await store.close();
   });
 });
