@@ -250,15 +250,29 @@ describe('postgres checkpoint puts after the last one this store wrote', () => {
       const checkpoint = await a.putCheckpoint(scope, { run_id, step, channels: history(step) });
       return { checkpoint, statements: counter.statements - before };
     };
-    // the first put of a run reads the run's last manifest, then writes: two statements
-    expect((await put(0)).statements).toBe(2);
+    // the first put of a run (no parent) is stored whole: one statement, nothing read
+    expect((await put(0)).statements).toBe(1);
     for (let step = 1; step <= 3; step++) expect((await put(step)).statements).toBe(1);
     // another store writes the next one: this store's next put is still encoded against a checkpoint
     // that exists, so it is whole
     await b.putCheckpoint(scope, { run_id, step: 4, channels: history(4) });
     expect((await put(5)).statements).toBe(1);
+    // a store that wrote nothing in the run reads its last manifest for a put with a parent
+    const other = await openPostgresStore({ pool, schema });
+    const before = counter.statements;
+    const parent = await b.latestCheckpoint(scope, run_id);
+    await other.putCheckpoint(scope, {
+      run_id,
+      step: 6,
+      parent_id: parent?.id ?? null,
+      channels: history(6),
+    });
+    expect(counter.statements - before).toBe(2);
+    await other.close();
+    expect(await b.pruneCheckpoints(scope, run_id, 6)).toBe(1);
     const all = await b.listCheckpoints(scope, run_id, { limit: 10 });
-    expect(all.items.map((c) => c.step)).toEqual([5, 4, 3, 2, 1, 0]);
+    expect(all.items.map((c) => c.step)).toEqual([6, 5, 4, 3, 2, 1]);
+    expect(await b.pruneCheckpoints(scope, run_id, 7)).toBe(0);
     for (const c of all.items) expect(c.channels).toEqual(history(c.step));
     // every checkpoint of the run removed: the next put finds its last one gone and writes whole
     expect(await b.pruneCheckpoints(scope, run_id, 0)).toBe(6);

@@ -58,8 +58,9 @@ export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: 
  * With `oneStatement`, a run's next checkpoint written by the same store is one round trip: it is encoded
  * against the manifest this store wrote last in the run (`ctx.lastCheckpoints`), and its one statement
  * stores it only if that checkpoint still exists (so do the blobs it names: blobs are only ever removed
- * with the checkpoints that need them) and its id is free. Otherwise nothing is written and the put goes
- * the long way, reading the run's last manifest.
+ * with the checkpoints that need them) and its id is free. A checkpoint with no parent, when the store
+ * knows none of its run, is one round trip too, stored whole. Otherwise nothing is written and the put
+ * goes the long way, reading the run's last manifest.
  */
 export async function insertCheckpoint(
   ctx: SqlContext,
@@ -70,7 +71,11 @@ export async function insertCheckpoint(
 ) {
   const runKey = JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]);
   const memo = runMemo(runKey);
-  const last = oneStatement ? ctx.lastCheckpoints.get(runKey) : undefined;
+  // A checkpoint with no parent starts its run's chain (the runtime's first of a fresh run): encoded
+  // whole, with no manifest to read. Whole is correct whatever the run holds; appends only save space.
+  const last = oneStatement
+    ? (ctx.lastCheckpoints.get(runKey) ?? (input.parent_id === null ? null : undefined))
+    : undefined;
   if (last !== undefined) {
     const written = await insertAfterKnown(ctx, tx, scope, input, last, memo);
     if (written !== null) {
@@ -147,8 +152,8 @@ function rowParams(checkpoint: Checkpoint, manifest: Manifest): SqlParam[] {
 }
 
 /**
- * PostgreSQL's one round trip: blobs and row, encoded against `last`, stored only while `last` is still
- * the run's (it exists) and the new id is free; null when nothing was stored. Both inserts read the same
+ * PostgreSQL's one round trip: blobs and row, encoded against `last` (whole when null), stored only while
+ * `last` still exists and the new id is free; null when nothing was stored. Both inserts read the same
  * condition in one snapshot, so they happen together or not at all.
  */
 async function insertAfterKnown(
@@ -156,14 +161,19 @@ async function insertAfterKnown(
   tx: SqlExecutor,
   scope: Scope,
   input: CheckedCheckpoint,
-  last: WrittenCheckpoint,
+  last: WrittenCheckpoint | null,
   memo: RunMemo,
 ): Promise<{ checkpoint: Checkpoint; manifest: Manifest } | null> {
-  const { manifest, blobs } = encodeChannels(input.channels, last.manifest, memo);
+  const { manifest, blobs } = encodeChannels(input.channels, last?.manifest ?? null, memo);
   const checkpoint = newCheckpoint(ctx, scope, input);
-  const guard = `ok AS (SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?)
-      AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?))`;
-  const guardParams: SqlParam[] = [last.id, scope.tenant_id, scope.user_id, input.run_id, checkpoint.id];
+  const free = 'NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)';
+  const guard =
+    last === null
+      ? `ok AS (SELECT 1 AS one WHERE ${free})`
+      : `ok AS (SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?)
+      AND ${free})`;
+  const guardParams: SqlParam[] =
+    last === null ? [checkpoint.id] : [last.id, scope.tenant_id, scope.user_id, input.run_id, checkpoint.id];
   const insertBlobs =
     blobs.length === 0
       ? ''
