@@ -120,6 +120,60 @@ describe('sqlite store', () => {
     await store.close();
   });
 
+  it("a writer waits for another connection's write lock with the event loop free, then commits", async () => {
+    const file = fresh();
+    const store = await openSqliteStore(file, { sqliteBusyTimeoutMs: 5000 });
+    const session = await store.createSession(scope, {});
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    // Only a free event loop runs these timers: SQLite's own busy handler would sleep in this thread, and
+    // the other connection (in this same thread) could then never let go of the lock.
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const release = setTimeout(() => other.exec('COMMIT'), 80);
+    const started = performance.now();
+    try {
+      const appended = await store.appendMessages(scope, session.id, [{ role: 'user', content: 'waited' }]);
+      expect(appended.map((m) => m.seq)).toEqual([1]);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(70);
+      expect(ticks).toBeGreaterThanOrEqual(5);
+      // The wait changed nothing but the one append, and the next write takes the lock at once.
+      const next = await store.appendMessages(scope, session.id, [{ role: 'assistant', content: 'ok' }]);
+      expect(next.map((m) => m.seq)).toEqual([2]);
+      expect((await store.listMessages(scope, session.id)).map((m) => m.content)).toEqual(['waited', 'ok']);
+    } finally {
+      clearInterval(ticker);
+      clearTimeout(release);
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await store.close();
+    }
+  });
+
+  it('a write outside a transaction waits for the lock the same way', async () => {
+    const file = fresh();
+    const driver = openSqliteDriver(file, { synchronous: 'NORMAL', busyTimeoutMs: 5000 });
+    await driver.query.run('CREATE TABLE t (x INTEGER)');
+    const other = new Database(file);
+    other.exec('BEGIN IMMEDIATE');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    const release = setTimeout(() => other.exec('COMMIT'), 60);
+    try {
+      expect(await driver.query.run('INSERT INTO t (x) VALUES (?)', [1])).toBe(1);
+      expect(ticks).toBeGreaterThanOrEqual(4);
+      expect(await driver.query.get('SELECT count(*) AS n FROM t')).toEqual({ n: 1 });
+      // The blocking timeout is back for every other statement.
+      expect(await driver.query.get('PRAGMA busy_timeout')).toEqual({ timeout: 5000 });
+    } finally {
+      clearInterval(ticker);
+      clearTimeout(release);
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+      await driver.close();
+    }
+  });
+
   it('a path that cannot be a database is store_unavailable', async () => {
     const failure = await openSqliteStore(dir).catch((e) => e);
     expect(isAgentStateError(failure, 'store_unavailable')).toBe(true);

@@ -2,7 +2,8 @@
  * The SQLite executor over better-sqlite3: one connection, statements prepared once, WAL, a busy timeout,
  * and every statement and transaction of this process run one after another (a mutex), so a read never
  * sees another call's uncommitted writes. Write transactions are BEGIN IMMEDIATE: across processes the
- * second writer waits (busy_timeout) instead of failing late.
+ * second writer waits instead of failing late. It waits with the event loop free (lock-wait.ts): SQLite's
+ * own busy handler would sleep in the thread, stopping every request of the process meanwhile.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -11,6 +12,7 @@ import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing 
 import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
 import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './background-checkpoint.js';
+import { LockWait } from './lock-wait.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
@@ -65,7 +67,7 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   const fresh = (db.prepare('SELECT COUNT(*) AS n FROM sqlite_master').get() as { n: number }).n === 0;
   if (fresh) db.pragma('auto_vacuum = INCREMENTAL');
   db.pragma('journal_mode = WAL');
-  db.pragma(`busy_timeout = ${Math.floor(options.busyTimeoutMs)}`);
+  const lockWait = new LockWait(db, Math.floor(options.busyTimeoutMs));
   db.pragma(`synchronous = ${options.synchronous}`);
   db.pragma('foreign_keys = ON');
 
@@ -114,7 +116,9 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
     mutex.run(async () => {
       // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
-      prepared(begin).run();
+      const beginStatement = prepared(begin);
+      if (begin === 'BEGIN DEFERRED') beginStatement.run();
+      else await lockWait.acquire(() => beginStatement.run());
       try {
         const result = await fn(direct);
         prepared('COMMIT').run();
@@ -139,7 +143,8 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
       get: (sql, params) => mutex.run(() => direct.get(sql, params)),
       run: (sql, params) =>
         mutex.run(async () => {
-          const changes = await direct.run(sql, params);
+          const statement = prepared(sql);
+          const changes = await lockWait.acquire(() => statement.run(...(params ?? [])).changes);
           wrote();
           return changes;
         }),
