@@ -2,7 +2,7 @@
  * The right to run a session: a lease named `session:<id>`. A second process gets a `conflict` error and
  * never a second execution; a dead owner's lease expires after its TTL. The holder renews it while it runs.
  */
-import { randomBytes } from 'node:crypto';
+import { cryptoRandom } from '../core/clock.js';
 import { AgentStateError } from '../core/errors.js';
 import type { Scope, StateStore } from '../store/types.js';
 
@@ -10,7 +10,7 @@ import type { Scope, StateStore } from '../store/types.js';
 export const DEFAULT_LEASE_TTL_MS = 10_000;
 
 export function defaultLeaseOwner(): string {
-  return `pid${process.pid}-${randomBytes(6).toString('hex')}`;
+  return `pid${process.pid}-${Buffer.from(cryptoRandom(6)).toString('hex')}`;
 }
 
 export interface HeldLease {

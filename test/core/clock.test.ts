@@ -56,4 +56,30 @@ describe('cryptoRandom', () => {
     for (const count of [0, 1, 16, 64]) expect(cryptoRandom(count)).toHaveLength(count);
     expect(Buffer.from(cryptoRandom(16)).equals(Buffer.from(cryptoRandom(16)))).toBe(false);
   });
+
+  it('hands out every byte once, across refills of its pool, and more than a pool at once', () => {
+    // 3,000 draws of 16 bytes span about a dozen 4 KiB pools: no two are alike, and none is all zeros.
+    const seen = new Set<string>();
+    for (let i = 0; i < 3000; i++) {
+      const bytes = cryptoRandom(16);
+      expect(bytes).toHaveLength(16);
+      seen.add(Buffer.from(bytes).toString('hex'));
+    }
+    expect(seen.size).toBe(3000);
+    expect(seen.has('0'.repeat(32))).toBe(false);
+    // Odd sizes straddle the end of a pool; a request larger than the pool is served whole.
+    const odd = Array.from({ length: 600 }, () => Buffer.from(cryptoRandom(13)).toString('hex'));
+    expect(new Set(odd).size).toBe(600);
+    expect(cryptoRandom(10_000)).toHaveLength(10_000);
+  });
+
+  it('gives a caller its own copy: changing it changes no other draw', () => {
+    const first = cryptoRandom(16);
+    const copy = Uint8Array.from(first);
+    const second = cryptoRandom(16);
+    first.fill(0);
+    expect(Buffer.from(second).equals(Buffer.from(copy))).toBe(false);
+    expect(second.every((byte) => byte === 0)).toBe(false);
+    expect(second.buffer).not.toBe(first.buffer);
+  });
 });

@@ -61,6 +61,24 @@ describe('rules model: flights in English and Chinese', () => {
     expect(cityRoles('Shanghai', null)).toEqual({});
   });
 
+  it('finds today in a zone again when the minute changes: at local midnight, in two zones in turn', () => {
+    // 2026-12-01 15:59 UTC is 23:59 in Shanghai; a minute later it is 2026-12-02 there, still 12-01 in New York.
+    const before = Date.UTC(2026, 11, 1, 15, 59, 30);
+    const after = Date.UTC(2026, 11, 1, 16, 0, 0);
+    expect(todayIn(before, 'Asia/Shanghai')).toBe('2026-12-01');
+    expect(todayIn(before + 29_999, 'Asia/Shanghai')).toBe('2026-12-01');
+    expect(todayIn(after, 'Asia/Shanghai')).toBe('2026-12-02');
+    expect(todayIn(after, 'America/New_York')).toBe('2026-12-01');
+    expect(todayIn(after, 'Asia/Shanghai')).toBe('2026-12-02');
+    // Back in time (a test clock may go there), and before whole-minute offsets: Monrovia was -00:44:30
+    // until 1972, so its midnight fell half-way through a UTC minute.
+    expect(todayIn(before, 'Asia/Shanghai')).toBe('2026-12-01');
+    const monroviaMidnight = Date.UTC(1970, 5, 1) + (44 * 60 + 30) * 1000;
+    expect(todayIn(monroviaMidnight - 1000, 'Africa/Monrovia')).toBe('1970-05-31');
+    expect(todayIn(monroviaMidnight, 'Africa/Monrovia')).toBe('1970-06-01');
+    expect(() => todayIn(after, 'Not/AZone')).toThrow(RangeError);
+  });
+
   it('resolves relative dates in the user’s time zone', () => {
     const now = clock.now();
     expect(todayIn(now, 'Asia/Shanghai')).toBe('2026-12-02');

@@ -41,11 +41,25 @@ function formatterFor(timezone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-/** Today's date in the time zone, as a day number. Throws on an unknown zone (Intl's RangeError). */
+/** The last day found per zone and the UTC minute it was found for. */
+const WHOLE_MINUTE_OFFSETS_MS = Date.UTC(1972, 0, 1);
+const todays = new Map<string, { minute: number; day: number }>();
+
+/**
+ * Today's date in the time zone, as a day number. Throws on an unknown zone (Intl's RangeError). Kept per
+ * zone for the current UTC minute: every zone's offset since 1972 is a whole number of minutes, so a
+ * local date never changes within one (older instants are looked up every time).
+ */
 export function localToday(nowMs: number, timezone: string): number {
+  const minute = nowMs >= WHOLE_MINUTE_OFFSETS_MS ? Math.floor(nowMs / 60_000) : Number.NaN;
+  const known = todays.get(timezone);
+  if (known !== undefined && known.minute === minute) return known.day;
   const parts = formatterFor(timezone).formatToParts(new Date(nowMs));
   const get = (type: string) => Number(parts.find((part) => part.type === type)?.value);
-  return dayNumber(get('year'), get('month'), get('day'));
+  const day = dayNumber(get('year'), get('month'), get('day'));
+  if (todays.size > 500) todays.clear();
+  todays.set(timezone, { minute, day });
+  return day;
 }
 
 export function isValidTimezone(timezone: string): boolean {
