@@ -1,4 +1,6 @@
 /** What only the PostgreSQL store does: schemas, migrations under a lock, a caller's pool, JSON text. */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
@@ -51,6 +53,29 @@ describe('postgres store', () => {
     await again.close();
     expect(await migrationRows(schema)).toEqual(rows);
   });
+
+  // A server on the same machine is cheaper to reach over its Unix socket than over TCP (README, Stores).
+  const socketDir = process.env.AGENTSTATE_TEST_POSTGRES_SOCKET_DIR ?? '/var/run/postgresql';
+  const socketPort = new URL(POSTGRES_URL).port || '5432';
+  it.skipIf(!existsSync(join(socketDir, `.s.PGSQL.${socketPort}`)))(
+    'connects over the Unix socket a URL names with ?host=',
+    async () => {
+      const schema = freshSchema();
+      const url = new URL(schemaUrl(schema));
+      url.hostname = 'localhost';
+      url.searchParams.set('host', socketDir);
+      const store = await openStore(url.toString());
+      const session = await store.createSession(scope, {});
+      expect((await store.getSession(scope, session.id))?.id).toBe(session.id);
+      await store.close();
+      const plain = new URL(url);
+      plain.searchParams.delete('schema');
+      // No server address: the connection is not TCP.
+      const { rows } = await adminQuery('SELECT inet_server_addr() AS addr', [], plain.toString());
+      expect(rows[0]).toEqual({ addr: null });
+      expect(await migrationRows(schema)).toHaveLength(MIGRATIONS.length);
+    },
+  );
 
   it('five stores opening one new schema at once migrate it once', async () => {
     const schema = freshSchema();
