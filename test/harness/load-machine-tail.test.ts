@@ -1,5 +1,8 @@
 /** The load report's machine figures (/proc/stat) and its list of the turns that make the p99. */
 
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import {
@@ -9,6 +12,13 @@ import {
   sumUsage,
   usageBetween,
 } from '../../src/harness/load/machine.js';
+import {
+  parsePidStat,
+  phaseCpu,
+  readRunCpu,
+  sumPhaseCpu,
+  treeCpuMs,
+} from '../../src/harness/load/process-cpu.js';
 import { median } from '../../src/harness/load/stats.js';
 import { pooledSlowest, slowestTurns, turnsAtOrAboveP99 } from '../../src/harness/load/tail.js';
 import type { SimUser } from '../../src/harness/load/user.js';
@@ -17,6 +27,80 @@ const STAT = `cpu  57987 10 12244 142041 1831 3 1074 4572 0 0
 cpu0 28000 5 6000 71000 900 1 500 2300 0 0
 intr 1 2 3
 `;
+
+describe("the run's processes' CPU from /proc/<pid>/stat", () => {
+  it('reads the parent and user + system time, whatever the command name holds', () => {
+    const line = '4242 (node (a) b) S 4100 4242 4242 0 -1 4194304 100 0 0 0 250 31 7 2 20 0 11 0 99';
+    expect(parsePidStat(line)).toEqual({ ppid: 4100, cpu_ms: (250 + 31) * 10 });
+    expect(parsePidStat('no parenthesis here')).toBeNull();
+    expect(parsePidStat('1 (x) S y')).toBeNull();
+  });
+
+  it('splits a phase between server, airline, generator and the rest, and pools phases', () => {
+    const before = { server: 1000, airline: 200, generator: 50 };
+    const after = { server: 1500, airline: 260, generator: 90 };
+    const one = phaseCpu(before, after, 25, 800);
+    expect(one).toEqual({
+      server_ms: 500,
+      server_ms_per_turn: 20,
+      airline_ms: 60,
+      generator_ms: 40,
+      rest_ms: 200,
+    });
+    // an external server: nothing known of it, nor of the rest
+    expect(phaseCpu({ ...before, server: null }, { ...after, server: null }, 25, 800)).toMatchObject({
+      server_ms: null,
+      server_ms_per_turn: null,
+      rest_ms: null,
+    });
+    const two = sumPhaseCpu([
+      { cpu: one, turns: 25 },
+      { cpu: { ...one, server_ms: 1000 }, turns: 25 },
+    ]);
+    expect(two).toEqual({
+      server_ms: 1500,
+      server_ms_per_turn: 30,
+      airline_ms: 120,
+      generator_ms: 80,
+      rest_ms: 400,
+    });
+    expect(
+      sumPhaseCpu([
+        { cpu: one, turns: 25 },
+        { cpu: null, turns: 25 },
+      ]),
+    ).toBeNull();
+  });
+
+  it.runIf(process.platform === 'linux')(
+    "counts a process's children with it (a cluster's workers), and this process apart",
+    async () => {
+      // A child that burns about 300 ms of CPU, says so, and waits to be killed.
+      const child = spawn(
+        process.execPath,
+        [
+          '-e',
+          'const t = Date.now(); while (Date.now() - t < 300); console.log("spun"); setInterval(() => {}, 1000);',
+        ],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
+      try {
+        await once(child.stdout, 'data');
+        const own = parsePidStat(readFileSync(`/proc/${process.pid}/stat`, 'utf8'))?.cpu_ms ?? 0;
+        const tree = treeCpuMs(process.pid) ?? 0;
+        expect(tree - own).toBeGreaterThanOrEqual(200);
+        expect(treeCpuMs(child.pid ?? -1)).toBeGreaterThanOrEqual(200);
+        const reading = readRunCpu({ server: child.pid ?? null, airline: null });
+        expect(reading.server).toBeGreaterThanOrEqual(200);
+        expect(reading.airline).toBeNull();
+        expect(reading.generator).toBeGreaterThan(0);
+      } finally {
+        child.kill('SIGKILL');
+      }
+      expect(treeCpuMs(2 ** 22 + 12345)).toBeNull();
+    },
+  );
+});
 
 describe('machine usage from /proc/stat', () => {
   it('reads the aggregate cpu line in ms (USER_HZ 100)', () => {

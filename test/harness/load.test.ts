@@ -60,6 +60,16 @@ function expectIsolated(report: LoadReport): void {
   if (process.platform === 'linux') {
     expect(report.load.machine?.total_ms).toBeGreaterThan(0);
     expect(report.load.machine?.cpu_busy_pct).toBeGreaterThan(0);
+    // the server this run started, the airline and this process each used some CPU, counted apart
+    const cpu = report.load.cpu;
+    expect(cpu?.server_ms).toBeGreaterThan(0);
+    expect(cpu?.server_ms_per_turn).toBe(Math.round(((cpu?.server_ms ?? 0) / 25) * 100) / 100);
+    expect(cpu?.airline_ms).toBeGreaterThanOrEqual(0);
+    expect(cpu?.generator_ms).toBeGreaterThan(0);
+    expect(cpu?.rest_ms).toBeGreaterThanOrEqual(0);
+    expect(
+      (cpu?.server_ms ?? 0) + (cpu?.airline_ms ?? 0) + (cpu?.generator_ms ?? 0) + (cpu?.rest_ms ?? 0),
+    ).toBeGreaterThanOrEqual(report.load.machine?.busy_ms ?? 0);
   }
 }
 
@@ -101,6 +111,8 @@ describe('loadtest', { timeout: 120_000 }, () => {
     expect(readFileSync(join(dir, 'reports/load.md'), 'utf8')).toBe(markdown);
     expect(markdown).toContain('| 0 leaks');
     expect(markdown).toContain('The turns at or above the p99');
+    if (process.platform === 'linux')
+      expect(markdown).toMatch(/\| load \| [\d.]+% \| [\d.]+% \| \d+ \| [\d.]+ \| \d+ \|/);
     expect(lines.some((l) => l.startsWith('[load] done: 25 turns'))).toBe(true);
     expect(lines.some((l) => l.startsWith('[probes]'))).toBe(true);
     expect(pid).toBeGreaterThan(0);

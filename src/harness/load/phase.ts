@@ -1,6 +1,7 @@
 /** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type MachineUsage, readCpuTimes, StealSampler, usageBetween } from './machine.js';
+import { type PhaseCpu, phaseCpu, type RunProcesses, readRunCpu } from './process-cpu.js';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
 import { MAX_LISTED_SLOW_TURNS, type SlowTurn, slowestTurns } from './tail.js';
@@ -23,6 +24,8 @@ export interface PhaseResult extends Latencies {
   readonly server: ServerTiming | null;
   /** The whole machine's CPU time during the phase (busy, stolen by the hypervisor); null off Linux. */
   readonly machine: MachineUsage | null;
+  /** CPU time of the server, the airline and the load generator during the phase; null off Linux. */
+  readonly cpu: PhaseCpu | null;
   /** The turns at or above the p99, slowest first, with the turns that overlapped each. */
   readonly slowest: SlowTurn[];
 }
@@ -43,6 +46,8 @@ export interface PhaseOptions {
   /** With `concurrent`: start the users evenly over this many ms rather than all in the same instant. */
   readonly rampMs?: number;
   readonly runTag: string;
+  /** The server's and the airline's pids, for their CPU time (when this run started them). */
+  readonly processes?: RunProcesses;
   readonly onProgress?: (line: string) => void;
 }
 
@@ -73,6 +78,7 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
   };
   const before = await readHistogram(target.url);
   const cpuBefore = readCpuTimes();
+  const runCpuBefore = readRunCpu(options.processes);
   const steal = new StealSampler().start();
   try {
     if (options.concurrent) {
@@ -96,11 +102,13 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
     steal.stop();
   }
   const cpuAfter = readCpuTimes();
+  const runCpuAfter = readRunCpu(options.processes);
   const after = await readHistogram(target.url);
   const turns = users.flatMap((user) => user.turns);
   const first = Math.min(...turns.map((t) => t.startedAt));
   const last = Math.max(...turns.map((t) => t.endedAt));
   const wall = turns.length === 0 ? 0 : last - first;
+  const machine = usageBetween(cpuBefore, cpuAfter);
   const result: PhaseResult = {
     phase: options.phase,
     users: options.users,
@@ -115,7 +123,9 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
     ),
     errors: users.reduce((n, user) => n + user.errors.length, 0),
     server: timingBetween(before, after),
-    machine: usageBetween(cpuBefore, cpuAfter),
+    machine,
+    cpu:
+      cpuBefore === null ? null : phaseCpu(runCpuBefore, runCpuAfter, turns.length, machine?.busy_ms ?? null),
     slowest: slowestTurns(users, undefined, (from, to) => steal.between(from, to)),
   };
   say(

@@ -4,6 +4,7 @@
  */
 import { sumUsage } from './machine.js';
 import type { PhaseResult, PhaseRun } from './phase.js';
+import { sumPhaseCpu } from './process-cpu.js';
 import { latencies } from './stats.js';
 import { pooledSlowest } from './tail.js';
 
@@ -24,6 +25,7 @@ export function pooledPhase(runs: readonly PhaseRun[]): PhaseResult {
     // The server's histogram covers one run at a time; several are not one figure.
     server: null,
     machine: sumUsage(runs.map((run) => run.result.machine)),
+    cpu: sumPhaseCpu(runs.map((run) => ({ cpu: run.result.cpu, turns: run.result.count }))),
     slowest: pooledSlowest(
       runs.map((run) => run.slowest),
       count,

@@ -140,13 +140,17 @@ export function toMarkdown(report: LoadReport): string {
     lines.push(
       '',
       'The machine during each phase (all CPUs together; steal is CPU time the hypervisor took away, which',
-      'stops whatever ran on that CPU, so under load it stops several turns in flight at once):',
+      'stops whatever ran on that CPU, so under load it stops several turns in flight at once), and the CPU',
+      'time of the server (per turn, and in all), the demo airline, this load generator, and the rest of the',
+      "machine (a store's own server such as PostgreSQL, the kernel, anything else), in ms:",
       '',
-      '| phase | CPU busy | steal | steal ms |',
-      '| --- | --- | --- | --- |',
+      '| phase | CPU busy | steal | steal ms | server per turn | server | airline | generator | rest |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
       ...measured.map(([name, r]) => {
         const m = r.machine as NonNullable<PhaseResult['machine']>;
-        return `| ${name} | ${m.cpu_busy_pct}% | ${m.steal_pct}% | ${m.steal_ms} |`;
+        const c = r.cpu;
+        const cell = (v: number | null | undefined) => (v === null || v === undefined ? '-' : String(v));
+        return `| ${name} | ${m.cpu_busy_pct}% | ${m.steal_pct}% | ${m.steal_ms} | ${cell(c?.server_ms_per_turn)} | ${cell(c?.server_ms)} | ${cell(c?.airline_ms)} | ${cell(c?.generator_ms)} | ${cell(c?.rest_ms)} |`;
       }),
     );
   }

@@ -131,6 +131,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       concurrent: at,
       rampMs: ramp,
       runTag,
+      processes: { server: child?.pid ?? null, airline: airline?.pid ?? null },
       onProgress: say,
     });
   try {
