@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAirlineService } from '../../src/demo/airline/server.js';
 import { createAirlineBookTool } from '../../src/demo/airline/tool.js';
 import { countSideEffects } from '../../src/demo/ledger.js';
+import { httpRequest, keepAliveAgent } from '../../src/net/http-request.js';
 import { type ToolContext, ToolError } from '../../src/runtime/tool.js';
 
 const trip = {
@@ -75,6 +76,41 @@ describe('airline.book tool', () => {
       expect(found).toMatchObject({ found: true, result: { origin: 'LHR', status: 'CONFIRMED' } });
       expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
     } finally {
+      await airline.close();
+    }
+  });
+
+  it('keeps the connection of a client that books again (no new TCP connection per booking)', async () => {
+    const airline = await startAirlineService({ dataDir: dir });
+    const agent = keepAliveAgent(500);
+    let connections = 0;
+    const connect = agent.createConnection.bind(agent);
+    agent.createConnection = (...args: Parameters<typeof connect>) => {
+      connections++;
+      return connect(...args);
+    };
+    try {
+      for (const key of [newKey(), newKey(), newKey()]) {
+        const answer = await httpRequest(`${airline.url}/bookings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key },
+          body: JSON.stringify({
+            origin: 'LHR',
+            destination: 'NRT',
+            date: '2027-03-01',
+            cabin: 'economy',
+            passenger: 'Grace Hopper',
+          }),
+          timeoutMs: 5_000,
+          agent,
+        });
+        expect(answer.status).toBe(201);
+        // Node's agent keeps a connection only when the announced time-out leaves it more than a second.
+        expect(answer.headers['keep-alive']).toMatch(/^timeout=([2-9]|\d\d)/);
+      }
+      expect(connections).toBe(1);
+    } finally {
+      agent.destroy();
       await airline.close();
     }
   });
