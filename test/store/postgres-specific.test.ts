@@ -7,7 +7,11 @@ import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
 import { openStore } from '../../src/store/open.js';
-import { openPostgresStore, parsePostgresUrl } from '../../src/store/postgres/index.js';
+import {
+  DEFAULT_POSTGRES_IDLE_TIMEOUT_MS,
+  openPostgresStore,
+  parsePostgresUrl,
+} from '../../src/store/postgres/index.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
@@ -52,6 +56,41 @@ describe('postgres store', () => {
     expect((await again.listSessions(scope)).items).toHaveLength(1);
     await again.close();
     expect(await migrationRows(schema)).toEqual(rows);
+  });
+
+  it('keeps its idle connections for idleTimeoutMs (default 5 minutes), closes them after', async () => {
+    expect(DEFAULT_POSTGRES_IDLE_TIMEOUT_MS).toBe(300_000);
+    const schema = freshSchema();
+    const connections = async (name: string) =>
+      Number(
+        (await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = '${name}'`))
+          .rows[0]?.n,
+      );
+    const open = async (name: string, idleTimeoutMs?: number) => {
+      const url = new URL(schemaUrl(schema));
+      url.searchParams.set('application_name', name);
+      const store = await openPostgresStore({
+        url: url.toString(),
+        ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
+      });
+      // Four calls at once: four connections of the pool in use, then idle.
+      await Promise.all([1, 2, 3, 4].map(() => store.listSessions(scope)));
+      return store;
+    };
+    const kept = await open(`as_keep_${schema}`);
+    const closed = await open(`as_close_${schema}`, 200);
+    try {
+      expect(await connections(`as_keep_${schema}`)).toBeGreaterThanOrEqual(4);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect(await connections(`as_keep_${schema}`)).toBeGreaterThanOrEqual(4);
+      expect(await connections(`as_close_${schema}`)).toBe(0);
+    } finally {
+      await kept.close();
+      await closed.close();
+    }
+    await expect(openPostgresStore({ url: schemaUrl(schema), idleTimeoutMs: -1 })).rejects.toThrow(
+      /idleTimeoutMs must be an integer >= 0/,
+    );
   });
 
   // A server on the same machine is cheaper to reach over its Unix socket than over TCP (README, Stores).

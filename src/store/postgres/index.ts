@@ -8,6 +8,9 @@
  *   connections get `search_path` set to the schema when first used by the store.
  * - `schema`: the schema of every table, created when absent. Default `agentstate` (or the URL's).
  * - `max`: connections of the store's own pool. Default 10.
+ * - `idleTimeoutMs`: a connection of the store's own pool left idle this long is closed. Default 300000
+ *   (5 minutes; `pg`'s own default, 10 s, closed most of the pool between two bursts of a bursty load, and
+ *   the next burst paid a connection and its statements' preparation per client again). 0: never closed.
  * - `connectTimeoutMs`: how long a call waits for a connection of the store's own pool before it fails with
  *   `store_unavailable`. Default 10000.
  * - `reclaimLongTransactionMs`: a transaction of the database open longer than this keeps the storage
@@ -29,9 +32,13 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly pool?: pg.Pool;
   readonly schema?: string;
   readonly max?: number;
+  readonly idleTimeoutMs?: number;
   readonly connectTimeoutMs?: number;
   readonly reclaimLongTransactionMs?: number;
 }
+
+/** How long an idle connection of the store's own pool stays open (see `idleTimeoutMs`). */
+export const DEFAULT_POSTGRES_IDLE_TIMEOUT_MS = 300_000;
 
 export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -63,6 +70,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const schema = options.schema ?? fromUrl?.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!SCHEMA_NAME.test(schema)) checks.fail(`schema ${JSON.stringify(schema)} must be a plain identifier`);
   const max = options.max === undefined ? 10 : checks.positiveInt(options.max, 'max');
+  const idleTimeoutMs =
+    options.idleTimeoutMs === undefined
+      ? DEFAULT_POSTGRES_IDLE_TIMEOUT_MS
+      : checks.nonNegativeInt(options.idleTimeoutMs, 'idleTimeoutMs');
   const connectTimeoutMs =
     options.connectTimeoutMs === undefined
       ? 10_000
@@ -80,6 +91,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       : new pg.Pool({
           connectionString: fromUrl.connectionString,
           max,
+          // pg-pool reads 0 as "never close an idle connection".
+          idleTimeoutMillis: idleTimeoutMs,
           connectionTimeoutMillis: connectTimeoutMs,
           options: `-c search_path="${schema}"`,
         });
