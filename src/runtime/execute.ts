@@ -2,7 +2,9 @@
  * EXECUTING: the task's tool calls, one after the other, each with a checkpoint before (the PENDING action
  * and the checkpoint in one commit) and after (the result and the checkpoint in one commit). A step whose
  * action already exists is not run again: SUCCESS gives its result, FAILED fails the task, UNKNOWN blocks
- * it, PENDING (a crash during the call) goes through recovery.
+ * it, PENDING (a crash during the call) goes through recovery. A task that moves to EXECUTING in this turn
+ * gets that move written with its first call's begin (one commit), or on its own first when the first step
+ * begins nothing (no call, or its action exists already).
  */
 import { invalidRequest } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
@@ -12,6 +14,7 @@ import { actionKey, executeAction, type RetryPolicy, recoverAction, type ToolOut
 import { blockedText, failedText } from './replies.js';
 import type { RunContext } from './run-context.js';
 import { statusLine } from './status.js';
+import type { PendingTransition } from './target.js';
 import type { TaskType } from './task-type.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -46,14 +49,25 @@ export async function executeTask(
   env: ExecuteEnv,
   start: Task,
   type: TaskType,
+  /** The task's move to EXECUTING when it is still to be written (`start` shows it done). */
+  transition: PendingTransition | null = null,
 ): Promise<ExecutionReport> {
   const { store, scope } = rt;
   const results: JsonValue[] = [];
   const actions: Action[] = [];
   let task = start;
+  let unwritten = transition;
+  /** Writes the pending move to EXECUTING in a commit of its own. */
+  const writeTransition = async () => {
+    if (unwritten === null) return;
+    const { result } = await rt.commit('executing', { update_tasks: [unwritten] }, task.id);
+    unwritten = null;
+    task = pick(result.tasks, task.id, task);
+  };
   for (let index = 0; ; index++) {
     const call = type.nextCall(task.slots, results);
     if (call === null) {
+      await writeTransition();
       return {
         task,
         actions,
@@ -68,6 +82,7 @@ export async function executeTask(
     }
     const tool = env.tools.get(call.tool);
     if (tool === undefined) {
+      await writeTransition();
       throw invalidRequest(
         `task ${task.id} needs the tool ${call.tool}, which is not in this run's tool registry`,
       );
@@ -78,6 +93,7 @@ export async function executeTask(
       'action',
       async () => (await store.getActionByKey(scope, key)) as unknown as JsonValue,
     )) as unknown as Action | null;
+    if (existing !== null) await writeTransition();
     if (existing?.status === 'SUCCESS') {
       results.push(existing.result);
       actions.push(existing);
@@ -110,8 +126,9 @@ export async function executeTask(
           update_tasks: [
             {
               id: task.id,
-              expected_version: task.version,
+              expected_version: unwritten?.expected_version ?? task.version,
               patch: {
+                ...unwritten?.patch,
                 status_line: statusLine(type, 'EXECUTING', task.slots, {
                   kind: 'running',
                   step,
@@ -123,6 +140,7 @@ export async function executeTask(
         },
         task.id,
       );
+      unwritten = null;
       const begun = result.actions.find((a) => a.idempotency_key === key);
       if (begun === undefined) throw invalidRequest(`the store returned no action for key ${key}`);
       action = begun;

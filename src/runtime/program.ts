@@ -22,7 +22,7 @@ import { type RouteOutcome, routeByRules } from './router.js';
 import type { CommitBatch, CommitResult, RunContext } from './run-context.js';
 import { loadSnapshot, openTaskInfo, type Snapshot } from './snapshot.js';
 import type { Reaction } from './state-machine.js';
-import { advanceTarget, expectingOf, type Write } from './target.js';
+import { advanceTarget, expectingOf, type PendingTransition, type Write } from './target.js';
 import { taskTypeInfo } from './task-type.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -114,6 +114,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   let reaction: Reaction | null = null;
   let targetId: string | null = null;
   let executing: Task | null = null;
+  let transition: PendingTransition | null = null;
   let cancelled: string | null = null;
 
   const routed =
@@ -139,7 +140,10 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     if (result.write !== null) writes.push(result.write);
     if (result.text !== null) parts.push(result.text);
     if (result.state === 'CANCELLED') cancelled = targetId;
-    if (result.reaction.kind === 'execute') executing = result.task;
+    if (result.reaction.kind === 'execute') {
+      executing = result.task;
+      transition = result.transition;
+    }
   } else {
     parts.push(
       nothingText(
@@ -162,6 +166,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
       { tools: env.tools, policy: env.policy, language, sessionId },
       task,
       taskType,
+      transition?.id === task.id ? transition : null,
     );
     actions.push(...report.actions);
     const isTarget = task.id === targetId;

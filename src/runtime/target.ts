@@ -1,7 +1,8 @@
 /**
  * The task an input was routed to: extract with its pending question in mind, advance its state machine,
  * and write its transitions. Each transition is its own commit (a batch updates a task once); the last one
- * goes with the turn's messages unless the task is about to execute.
+ * goes with the turn's messages, or, when the task is about to execute, with the begin of its first tool
+ * call (`TargetResult.transition`, written by executeTask): one commit fewer per executing turn.
  */
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Task, TaskState } from '../core/model.js';
@@ -22,6 +23,13 @@ export type Write =
       readonly expected_version: number;
       readonly patch: TaskPatch;
     };
+
+/** A task update left to the next commit of the same task. */
+export interface PendingTransition {
+  readonly id: string;
+  readonly expected_version: number;
+  readonly patch: TaskPatch;
+}
 
 export function expectingOf(task: OpenTaskInfo | undefined): { type: string; slot: string } | null {
   return task?.missing[0] === undefined ? null : { type: task.type, slot: task.missing[0] };
@@ -66,6 +74,11 @@ export interface TargetResult {
   readonly task: Task | null;
   /** The write that goes with the turn's messages, if any. */
   readonly write: Write | null;
+  /**
+   * The move to EXECUTING, not yet written, when the task executes this turn: executeTask writes it with its
+   * first tool call's begin (`task` is then the task as that write will leave it, at its current version).
+   */
+  readonly transition: PendingTransition | null;
   /** What to say; null when the task executes this turn (execution reports instead). */
   readonly text: string | null;
 }
@@ -137,14 +150,23 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
   };
 
   let last: Write | null = null;
+  let pending: PendingTransition | null = null;
   for (const [i, transition] of adv.transitions.entries()) {
     if (transition.to === 'COLLECTING' && current?.state === 'FAILED') {
       // A retry after FAILED is a new round: its tool calls get new idempotency keys.
       data = { ...data, round: (typeof data.round === 'number' ? data.round : 0) + 1 };
     }
     const write = writeFor(transition.to, transition.cause);
-    if (!executes && i === adv.transitions.length - 1) {
+    const lastOne = i === adv.transitions.length - 1;
+    if (!executes && lastOne) {
       last = write;
+      break;
+    }
+    // The move to EXECUTING goes with the first tool call's begin, unless the run being replayed wrote it on
+    // its own (its journal has a commit here).
+    if (lastOne && transition.to === 'EXECUTING' && write.kind === 'update' && !rt.journal.nextIs('commit')) {
+      pending = { id: write.id, expected_version: write.expected_version, patch: write.patch };
+      current = current === null ? null : applyPatch(current, write.patch);
       break;
     }
     const batch = write.kind === 'create' ? { create_tasks: [write.task] } : { update_tasks: [write] };
@@ -164,10 +186,23 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
     state: adv.state,
     task: current,
     write: last,
+    transition: pending,
     text: silent
       ? null
       : proposed.question !== null && adv.errors.length === 0
         ? proposed.question
         : reactionText(type, adv, input.base.language),
+  };
+}
+
+/** The task as `patch` will leave it, version and times unchanged (the write is still to come). */
+function applyPatch(task: Task, patch: TaskPatch): Task {
+  return {
+    ...task,
+    ...(patch.state === undefined ? {} : { state: patch.state }),
+    ...(patch.slots === undefined ? {} : { slots: patch.slots }),
+    ...(patch.status_line === undefined ? {} : { status_line: patch.status_line }),
+    ...(patch.data === undefined ? {} : { data: patch.data }),
+    ...(patch.session_id === undefined ? {} : { session_id: patch.session_id }),
   };
 }

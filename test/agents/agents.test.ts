@@ -84,7 +84,7 @@ describe('over the demo services', () => {
     const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
     await expect(
       runTurn({
-        ...runtimeOptions(crashingStore(store, 9), scope, session.id, tools),
+        ...runtimeOptions(crashingStore(store, 8), scope, session.id, tools),
         input: 'deploy checkout-api 1.4.2 to production',
       }),
     ).rejects.toThrow(SimulatedCrash);

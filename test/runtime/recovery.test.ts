@@ -45,7 +45,6 @@ describe('actions', () => {
       'start',
       'collecting',
       'confirming',
-      'executing',
       ...DEPLOY_STEPS.flatMap((tool, i) => [
         `before ${tool} (step ${i + 1})`,
         `after ${tool} (step ${i + 1})`,
@@ -100,11 +99,11 @@ describe('actions', () => {
 });
 
 describe('recovery of a PENDING action at resume', () => {
-  // commitTurn calls of a deploy turn: 1 create, 2 confirming, 3 executing, then before/after each step
-  // (step 3 = deploy.run_tests: before 8, after 9), 14 the final one.
+  // commitTurn calls of a deploy turn: 1 create, 2 confirming, then before/after each step, the first
+  // "before" with the move to EXECUTING (step 3 = deploy.run_tests: before 7, after 8), 13 the final one.
   it('lookup found: SUCCESS with the downstream’s result, no second side effect', async () => {
     const t = await setup();
-    await expect(runTurn({ ...t.options(crashingStore(t.store, 9)), input: 'deploy web' })).rejects.toThrow(
+    await expect(runTurn({ ...t.options(crashingStore(t.store, 8)), input: 'deploy web' })).rejects.toThrow(
       SimulatedCrash,
     );
     expect(readLedger(t.ledger)).toHaveLength(3);
@@ -120,7 +119,7 @@ describe('recovery of a PENDING action at resume', () => {
   it('lookup not found: runs again with the same key', async () => {
     const t = await setup();
     await expect(
-      runTurn({ ...t.options(crashingStore(t.store, 8, 'after')), input: 'deploy web' }),
+      runTurn({ ...t.options(crashingStore(t.store, 7, 'after')), input: 'deploy web' }),
     ).rejects.toThrow(SimulatedCrash);
     expect(readLedger(t.ledger)).toHaveLength(2);
     const out = await resumeRun(t.options());
@@ -132,7 +131,7 @@ describe('recovery of a PENDING action at resume', () => {
 
   it('no lookup: UNKNOWN blocks the task until a person resolves it, then it continues', async () => {
     const t = await setup({ 'deploy.run_tests': { lookup: 'none' } });
-    await expect(runTurn({ ...t.options(crashingStore(t.store, 9)), input: 'deploy web' })).rejects.toThrow(
+    await expect(runTurn({ ...t.options(crashingStore(t.store, 8)), input: 'deploy web' })).rejects.toThrow(
       SimulatedCrash,
     );
     const blocked = await resumeRun(t.options());
@@ -163,7 +162,7 @@ describe('recovery of a PENDING action at resume', () => {
 
   it('ambiguous lookup: UNKNOWN; resolved FAILED, the task fails on the next turn', async () => {
     const t = await setup({ 'deploy.run_tests': { lookup: 'ambiguous' } });
-    await expect(runTurn({ ...t.options(crashingStore(t.store, 9)), input: 'deploy web' })).rejects.toThrow(
+    await expect(runTurn({ ...t.options(crashingStore(t.store, 8)), input: 'deploy web' })).rejects.toThrow(
       SimulatedCrash,
     );
     const blocked = await resumeRun(t.options());

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../src/core/json.js';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
 import { listSessionRuns, runIdFor } from '../../src/runtime/runs.js';
@@ -83,7 +84,7 @@ describe('replay', () => {
     const crashCalls = { extract: 0, reply: 0 };
     await expect(
       runTurn({
-        ...runtimeOptions(crashingStore(store, 9), scope, session.id, ledgerTools(ledger)),
+        ...runtimeOptions(crashingStore(store, 8), scope, session.id, ledgerTools(ledger)),
         models: createModelRegistry([driftingModel(crashCalls)]),
         model: 'drifting',
         input: 'deploy web',
@@ -111,6 +112,66 @@ describe('replay', () => {
     expect(again?.run_id).toBe(resumed?.run_id);
   });
 
+  it('resumes a run recorded when the move to EXECUTING was a commit of its own', async () => {
+    const scope = freshScope();
+    const store = createMemoryStore();
+    const input = 'deploy web 2.0.1 to production';
+    const refSession = await store.createSession(scope, { agent: 'deploy_pipeline' });
+    const reference = await runTurn({
+      ...runtimeOptions(store, scope, refSession.id, ledgerTools(join(temp.dir, 'ref-old.jsonl'))),
+      input,
+    });
+    // Killed before its third commit (the first tool call's begin): created and confirming are written.
+    const ledger = join(temp.dir, 'old-format.jsonl');
+    const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
+    await expect(
+      runTurn({ ...runtimeOptions(crashingStore(store, 3), scope, session.id, ledgerTools(ledger)), input }),
+    ).rejects.toThrow(SimulatedCrash);
+    // What the earlier runtime wrote next: the move to EXECUTING, with a checkpoint whose journal says so.
+    const runId = runIdFor(session.id, 0);
+    const last = await store.latestCheckpoint(scope, runId);
+    const taskId = last?.task_id ?? '';
+    const task = await store.getTask(scope, taskId);
+    expect(task?.state).toBe('CONFIRMING');
+    await store.updateTask(scope, taskId, task?.version ?? 0, {
+      state: 'EXECUTING',
+      cause: 'confirmed',
+    });
+    const checkpointId = `ckpt_${'a'.repeat(26)}`;
+    const journal = (last?.channels.journal ?? []) as JsonValue[];
+    await store.putCheckpoint(scope, {
+      id: checkpointId,
+      run_id: runId,
+      session_id: session.id,
+      task_id: taskId,
+      step: (last?.step ?? 0) + 1,
+      parent_id: last?.id ?? null,
+      label: 'executing',
+      channels: {
+        ...last?.channels,
+        journal: [
+          ...journal,
+          // The confirming commit's result, then the commit of the move (its own result is never in its
+          // checkpoint: a resumed run reads it back).
+          {
+            k: 'commit.result',
+            v: { session: null, tasks: [task], actions: [], checkpoint_id: last?.id } as unknown as JsonValue,
+          },
+          {
+            k: 'commit',
+            v: { step: (last?.step ?? 0) + 1, label: 'executing', checkpoint_id: checkpointId },
+          },
+        ],
+      },
+    });
+    const resumed = await resumeRun(runtimeOptions(store, scope, session.id, ledgerTools(ledger)));
+    expect(resumed?.resumed).toBe(true);
+    expect(comparable(resumed)).toEqual(comparable(reference));
+    expect(readLedger(ledger)).toHaveLength(5);
+    const events = await store.listTaskEvents(scope, taskId);
+    expect(events.filter((e) => e.to_state === 'EXECUTING')).toHaveLength(1);
+  });
+
   it('a crash at every commit of a turn resumes to the same output with no duplicate side effect', async () => {
     const scope = freshScope();
     const store = createMemoryStore();
@@ -119,7 +180,7 @@ describe('replay', () => {
       ...runtimeOptions(store, scope, refSession.id, ledgerTools(join(temp.dir, 'ref2.jsonl'))),
       input: 'deploy web 2.0.1 to production',
     });
-    for (let at = 1; at <= 14; at++) {
+    for (let at = 1; at <= 13; at++) {
       for (const when of ['before', 'after'] as const) {
         const ledger = join(temp.dir, `crash-${at}-${when}.jsonl`);
         const session = await store.createSession(scope, { agent: 'deploy_pipeline' });

@@ -72,7 +72,7 @@ describe.each(STORES)('runtime on %s', (name, url) => {
     const ledger = join(temp.dir, `${name}-crash.jsonl`);
     const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
     await expect(
-      runTurn({ ...runtimeOptions(crashingStore(store, 9), scope, session.id, ledgerTools(ledger)), input }),
+      runTurn({ ...runtimeOptions(crashingStore(store, 8), scope, session.id, ledgerTools(ledger)), input }),
     ).rejects.toThrow(SimulatedCrash);
     const resumed = await resumeRun(runtimeOptions(store, scope, session.id, ledgerTools(ledger)));
     expect(resumed?.resumed).toBe(true);
