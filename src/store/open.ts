@@ -10,6 +10,8 @@ export const DEFAULT_STORE_URL = 'sqlite:./.agentstate/agentstate.db';
 export interface OpenStoreOptions extends StoreOptions {
   /** SQLite `synchronous` pragma: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'. Default 'NORMAL' (safe in WAL mode). */
   readonly sqliteSynchronous?: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  /** PostgreSQL: open every connection of the store's pool before it is returned (`warmPool`). */
+  readonly postgresWarmPool?: boolean;
 }
 
 export async function openStore(
@@ -42,7 +44,8 @@ export async function openStore(
     case 'postgres:':
     case 'postgresql:': {
       const { openPostgresStore } = await import('./postgres/index.js');
-      return openPostgresStore({ ...options, url });
+      const { postgresWarmPool, ...rest } = options;
+      return openPostgresStore({ ...rest, url, ...(postgresWarmPool === true ? { warmPool: true } : {}) });
     }
     default:
       throw invalidRequest(

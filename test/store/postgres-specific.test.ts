@@ -93,6 +93,32 @@ describe('postgres store', () => {
     );
   });
 
+  it('opens every connection of its pool at start with warmPool (what serve does), one without', async () => {
+    const schema = freshSchema();
+    const named = (name: string) => {
+      const url = new URL(schemaUrl(schema));
+      url.searchParams.set('application_name', name);
+      return url.toString();
+    };
+    const connections = async (name: string) =>
+      Number(
+        (await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = '${name}'`))
+          .rows[0]?.n,
+      );
+    const warm = await openPostgresStore({ url: named(`as_warm_${schema}`), max: 4, warmPool: true });
+    const cold = await openStore(named(`as_cold_${schema}`));
+    const viaOpen = await openStore(named(`as_open_${schema}`), { postgresWarmPool: true });
+    try {
+      expect(await connections(`as_warm_${schema}`)).toBe(4);
+      expect(await connections(`as_cold_${schema}`)).toBe(1);
+      expect(await connections(`as_open_${schema}`)).toBe(10);
+    } finally {
+      await warm.close();
+      await cold.close();
+      await viaOpen.close();
+    }
+  });
+
   // A server on the same machine is cheaper to reach over its Unix socket than over TCP (README, Stores).
   const socketDir = process.env.AGENTSTATE_TEST_POSTGRES_SOCKET_DIR ?? '/var/run/postgresql';
   const socketPort = new URL(POSTGRES_URL).port || '5432';

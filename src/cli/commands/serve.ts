@@ -72,7 +72,8 @@ export function registerServeCommands(program: Command): void {
         worker === null
           ? undefined
           : (await import('../../observability/cluster-metrics.js')).workerMetricsSource(metrics.registry);
-      const raw = await openStore(url);
+      // A server keeps its PostgreSQL connections open from the start: its first burst finds them ready.
+      const raw = await openStore(url, { postgresWarmPool: true });
       const store = instrumentStore(raw, metrics);
       // Loaded here, not at the top, so that the other commands start fast.
       const { createServer } = await import('../../http/server.js');

@@ -11,6 +11,8 @@
  * - `idleTimeoutMs`: a connection of the store's own pool left idle this long is closed. Default 300000
  *   (5 minutes; `pg`'s own default, 10 s, closed most of the pool between two bursts of a bursty load, and
  *   the next burst paid a connection and its statements' preparation per client again). 0: never closed.
+ * - `warmPool`: open all `max` connections of the store's own pool before the store is returned (a server
+ *   does: the first burst of requests then finds them open). Default false (one connection, for migrations).
  * - `connectTimeoutMs`: how long a call waits for a connection of the store's own pool before it fails with
  *   `store_unavailable`. Default 10000.
  * - `reclaimLongTransactionMs`: a transaction of the database open longer than this keeps the storage
@@ -33,6 +35,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly schema?: string;
   readonly max?: number;
   readonly idleTimeoutMs?: number;
+  readonly warmPool?: boolean;
   readonly connectTimeoutMs?: number;
   readonly reclaimLongTransactionMs?: number;
 }
@@ -109,9 +112,24 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
   try {
     await migrate(driver);
+    if (options.warmPool === true && ownPool !== null) await warm(ownPool, max);
   } catch (error) {
     await end().catch(() => undefined);
     throw storeUnavailable('postgres', error);
   }
   return new SqlStore('postgres', driver, options, end);
+}
+
+/** Opens `count` connections of the pool at once (each asks the server once), then gives them back idle. */
+async function warm(pool: pg.Pool, count: number): Promise<void> {
+  const clients: pg.PoolClient[] = [];
+  try {
+    const opened = await Promise.allSettled(Array.from({ length: count }, () => pool.connect()));
+    for (const result of opened) if (result.status === 'fulfilled') clients.push(result.value);
+    const failed = opened.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    await Promise.all(clients.map((client) => client.query('SELECT 1')));
+  } finally {
+    for (const client of clients) client.release();
+  }
 }
