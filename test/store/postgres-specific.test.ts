@@ -42,6 +42,13 @@ describe('postgres store', () => {
     expect(parsed.schema).toBe('s1');
     expect(parsed.connectionString).toBe('postgresql://u@h:5433/db?application_name=x');
     expect(() => parsePostgresUrl('mysql://x')).toThrow(/\[postgres\]/);
+    const sized = parsePostgresUrl('postgres://u@h/db?max=25&schema=s2');
+    expect(sized).toEqual({ connectionString: 'postgres://u@h/db', schema: 's2', max: 25 });
+    expect(parsePostgresUrl('postgres://u@h/db').max).toBeNull();
+    for (const bad of ['0', '-3', '2.5', 'ten', ''])
+      expect(() => parsePostgresUrl(`postgres://u@h/db?max=${bad}`)).toThrow(
+        /\?max= must be a positive integer/,
+      );
   });
 
   it('opens through openStore, creates its schema, and records every migration once', async () => {
@@ -105,7 +112,7 @@ describe('postgres store', () => {
         (await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = '${name}'`))
           .rows[0]?.n,
       );
-    const warm = await openPostgresStore({ url: named(`as_warm_${schema}`), max: 4, warmPool: true });
+    const warm = await openPostgresStore({ url: `${named(`as_warm_${schema}`)}&max=4`, warmPool: true });
     const cold = await openStore(named(`as_cold_${schema}`));
     const viaOpen = await openStore(named(`as_open_${schema}`), { postgresWarmPool: true });
     try {

@@ -3,7 +3,8 @@
  * instances. The SQL is the one the SQLite store runs (src/store/sql); only the executor differs.
  *
  * Options beyond StoreOptions (one object, never mutated):
- * - `url`: a libpq connection URL. `?schema=name` picks the schema (removed before connecting).
+ * - `url`: a libpq connection URL. `?schema=name` picks the schema and `?max=N` the pool's size (both
+ *   removed before connecting; the `max` option, when given, wins).
  * - `pool`: a `pg` Pool of the caller's, used instead of `url`; it stays the caller's to end. Its
  *   connections get `search_path` set to the schema when first used by the store.
  * - `schema`: the schema of every table, created when absent. Default `agentstate` (or the URL's).
@@ -46,8 +47,12 @@ export const DEFAULT_POSTGRES_IDLE_TIMEOUT_MS = 300_000;
 export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
-/** Splits `?schema=` off a connection URL. */
-export function parsePostgresUrl(url: string): { connectionString: string; schema: string | null } {
+/** Splits `?schema=` and `?max=` off a connection URL. */
+export function parsePostgresUrl(url: string): {
+  connectionString: string;
+  schema: string | null;
+  max: number | null;
+} {
   const checks = new Checks('postgres');
   let parsed: URL;
   try {
@@ -59,8 +64,13 @@ export function parsePostgresUrl(url: string): { connectionString: string; schem
     checks.fail(`${JSON.stringify(url)} is not a postgres:// URL`);
   }
   const schema = parsed.searchParams.get('schema');
+  const maxText = parsed.searchParams.get('max');
+  if (maxText !== null && !/^[1-9][0-9]{0,5}$/.test(maxText)) {
+    checks.fail(`?max= must be a positive integer (connections of the pool), got ${JSON.stringify(maxText)}`);
+  }
   parsed.searchParams.delete('schema');
-  return { connectionString: parsed.toString(), schema };
+  parsed.searchParams.delete('max');
+  return { connectionString: parsed.toString(), schema, max: maxText === null ? null : Number(maxText) };
 }
 
 /** Opens (creating the schema and migrating it when needed) a PostgreSQL store. */
@@ -72,7 +82,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const fromUrl = options.url === undefined ? null : parsePostgresUrl(options.url);
   const schema = options.schema ?? fromUrl?.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!SCHEMA_NAME.test(schema)) checks.fail(`schema ${JSON.stringify(schema)} must be a plain identifier`);
-  const max = options.max === undefined ? 10 : checks.positiveInt(options.max, 'max');
+  const max = options.max === undefined ? (fromUrl?.max ?? 10) : checks.positiveInt(options.max, 'max');
   const idleTimeoutMs =
     options.idleTimeoutMs === undefined
       ? DEFAULT_POSTGRES_IDLE_TIMEOUT_MS
