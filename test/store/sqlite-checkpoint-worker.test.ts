@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SqlDriver } from '../../src/store/sql/executor.js';
-import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
+import { CHECKPOINT_EVERY_WRITES, openSqliteDriver } from '../../src/store/sqlite/driver.js';
 import { DEFAULT_SQLITE_CHECKPOINT_MS, openSqliteStore } from '../../src/store/sqlite/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-sqlite-ckpt-'));
@@ -55,6 +55,32 @@ describe('sqlite background checkpoints', () => {
     await driver.close();
     // the worker closed its connection first: the writer's was the last, and took the WAL with it
     expect(existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('checkpoints every CHECKPOINT_EVERY_WRITES commits, not only on its timer', async () => {
+    const file = fresh();
+    // a timer that never fires within the test: only the writer's requests checkpoint
+    const driver = openSqliteDriver(file, {
+      synchronous: 'NORMAL',
+      busyTimeoutMs: 1000,
+      backgroundCheckpointMs: 600_000,
+    });
+    await driver.transaction((tx) => tx.run('CREATE TABLE t (id INTEGER PRIMARY KEY, data TEXT)'));
+    const insert = (i: number) =>
+      driver.transaction((tx) => tx.run('INSERT INTO t (data) VALUES (?)', [String(i % 10).repeat(ROW_BYTES)]));
+    // the worker starts at the 64th write; up to the request before the 128th nothing is copied
+    for (let i = 1; i < CHECKPOINT_EVERY_WRITES - 1; i++) await insert(i);
+    await sleep(300);
+    const before = statSync(file).size;
+    expect(before).toBeLessThan(64 * ROW_BYTES);
+    await insert(CHECKPOINT_EVERY_WRITES);
+    let size = before;
+    for (let waited = 0; waited < 5000 && size < 100 * ROW_BYTES; waited += 20) {
+      await sleep(20);
+      size = statSync(file).size;
+    }
+    expect(size).toBeGreaterThanOrEqual(100 * ROW_BYTES);
+    await driver.close();
   });
 
   it('without the worker the same writes stay in the WAL (the comparison the first test rests on)', async () => {
@@ -117,7 +143,7 @@ describe('sqlite background checkpoints', () => {
   });
 
   it('is on by default in the store, and the option is checked', async () => {
-    expect(DEFAULT_SQLITE_CHECKPOINT_MS).toBe(25);
+    expect(DEFAULT_SQLITE_CHECKPOINT_MS).toBe(1000);
     await expect(openSqliteStore(fresh(), { sqliteCheckpointMs: -1 })).rejects.toThrow(/sqliteCheckpointMs/);
     await expect(openSqliteStore(fresh(), { sqliteCheckpointMs: 1.5 })).rejects.toThrow(/sqliteCheckpointMs/);
   });

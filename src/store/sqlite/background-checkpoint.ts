@@ -2,10 +2,15 @@
  * WAL checkpoints off the event loop. Left to itself, the connection that commits a transaction crossing
  * the WAL's page threshold copies the whole WAL into the database file (and fsyncs it) before the commit
  * returns: a stall of several ms (4-7 ms here, every 15 turns or so) for every request the process has in
- * flight. Here a worker thread with a connection of its own runs a PASSIVE checkpoint every `intervalMs`,
- * which copies what is committed while the main connection goes on reading and writing; the main
- * connection's own automatic checkpoint is raised to `fallbackPages`, a safety net that only acts if the
- * worker falls far behind or has stopped.
+ * flight. Here a worker thread with a connection of its own runs a PASSIVE checkpoint when asked
+ * (`request()`, which the writing connection calls every so many commits) and every `intervalMs`, which
+ * copies what is committed while the main connection goes on reading and writing; the main connection's
+ * own automatic checkpoint is raised to a fallback threshold that only acts if the worker falls far behind
+ * or has stopped.
+ *
+ * Checkpoints are kept rare on purpose: once one has copied the whole WAL, the next commit starts the WAL
+ * over, and with `synchronous=NORMAL` SQLite fsyncs the WAL's new header in that commit, on the event
+ * loop (0.3-1 ms here). A checkpoint every 25 ms made nearly every turn pay that fsync.
  *
  * The worker is plain CommonJS evaluated in the thread (`eval`), so it runs the same under Node, tsx and
  * the test runner, and loads the same better-sqlite3 as this module.
@@ -23,6 +28,8 @@ export interface BackgroundCheckpointOptions {
 }
 
 export interface BackgroundCheckpoints {
+  /** Asks for a checkpoint now (it runs in the worker; this returns at once). */
+  request(): void;
   /** Runs a last checkpoint, closes the worker's connection and ends the thread. Safe to call twice. */
   stop(): Promise<void>;
 }
@@ -42,6 +49,7 @@ const checkpoint = () => {
 };
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on('message', (message) => {
+  if (message === 'checkpoint') checkpoint();
   if (message !== 'stop') return;
   clearInterval(timer);
   checkpoint();
@@ -69,6 +77,9 @@ export function startBackgroundCheckpoints(
     if (stopping === null) options.onStopped?.(error);
   });
   return {
+    request() {
+      if (stopping === null) worker.postMessage('checkpoint');
+    },
     stop() {
       stopping ??= (async () => {
         worker.postMessage('stop');

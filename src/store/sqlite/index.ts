@@ -6,8 +6,9 @@
  *   of the process, and a power loss may lose the last commits but never corrupts the file. 'FULL' also
  *   keeps those; 'OFF' is for throwaway data.
  * - `sqliteBusyTimeoutMs`: how long a writer waits for another process's transaction. Default 5000.
- * - `sqliteCheckpointMs`: WAL checkpoints run in a worker thread this often (ms), so no request waits for
- *   one; 0 leaves them to the connection that commits, as SQLite does by default. Default 25.
+ * - `sqliteCheckpointMs`: WAL checkpoints run in a worker thread, so no request waits for one: after every
+ *   128 commits and at least this often (ms); 0 leaves them to the connection that commits, as SQLite does
+ *   by default. Default 1000.
  */
 import { storeUnavailable } from '../../core/errors.js';
 import { migrate } from '../sql/migrate.js';
@@ -23,11 +24,11 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly sqliteSynchronous?: SqliteSynchronous;
   /** Milliseconds a statement waits for a lock held by another process. Default 5000. */
   readonly sqliteBusyTimeoutMs?: number;
-  /** WAL checkpoints in a worker thread every this many ms; 0: by the committing connection. Default 25. */
+  /** WAL checkpoints in a worker thread every 128 commits and this many ms; 0: by the committing connection. Default 1000. */
   readonly sqliteCheckpointMs?: number;
 }
 
-export const DEFAULT_SQLITE_CHECKPOINT_MS = 25;
+export const DEFAULT_SQLITE_CHECKPOINT_MS = 1000;
 
 const SYNCHRONOUS: readonly SqliteSynchronous[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
