@@ -67,7 +67,9 @@ describe('sqlite background checkpoints', () => {
     });
     await driver.transaction((tx) => tx.run('CREATE TABLE t (id INTEGER PRIMARY KEY, data TEXT)'));
     const insert = (i: number) =>
-      driver.transaction((tx) => tx.run('INSERT INTO t (data) VALUES (?)', [String(i % 10).repeat(ROW_BYTES)]));
+      driver.transaction((tx) =>
+        tx.run('INSERT INTO t (data) VALUES (?)', [String(i % 10).repeat(ROW_BYTES)]),
+      );
     // the worker starts at the 64th write; up to the request before the 128th nothing is copied
     for (let i = 1; i < CHECKPOINT_EVERY_WRITES - 1; i++) await insert(i);
     await sleep(300);
