@@ -11,6 +11,7 @@ import {
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
 import { ACTION_COLUMNS, toAction, toJson } from './rows.js';
 import { selectTask } from './tasks.js';
@@ -230,7 +231,7 @@ export async function listActionRows(ctx: SqlContext, q: SqlExecutor, scope: Rea
     params.push(cursor);
   }
   const rows = await q.all(
-    `SELECT ord, ${ACTION_COLUMNS} FROM actions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC LIMIT ?`,
+    `SELECT ord, ${ACTION_COLUMNS} FROM actions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
   return toPage(rows, limit, toAction) as Page<Action>;

@@ -4,6 +4,7 @@ import type { Page, ReadScope } from '../types.js';
 import { CHECKPOINT_COLUMNS, decodeCheckpoints } from './checkpoints.js';
 import { scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 
 export async function selectCheckpointRows(
   q: SqlExecutor,
@@ -31,7 +32,7 @@ export async function selectCheckpointRows(
     conditions.push(`ord < (SELECT ord FROM checkpoints WHERE ${anchor.sql} AND id = ? AND run_id = ?)`);
     params.push(...anchor.params, filter.before_id, filter.run_id ?? '');
   }
-  const limit = filter.limit === undefined ? '' : ' LIMIT ?';
+  const limit = filter.limit === undefined ? '' : ` ${LIMIT_PARAM}`;
   if (filter.limit !== undefined) params.push(filter.limit);
   return q.all(
     `SELECT ord, ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE ${conditions.join(' AND ')} ORDER BY ord DESC${limit}`,

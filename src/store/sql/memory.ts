@@ -4,6 +4,7 @@ import type { MemoryItem } from '../../core/model.js';
 import type { MemoryQuery, NewMemory, Page, Scope } from '../types.js';
 import { isoAfter, nowIso, type SqlContext } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { keyCursor, pageLimit, toPage } from './paging.js';
 import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
 
@@ -126,7 +127,7 @@ export async function listMemoryRows(
     params.push(cursor);
   }
   const rows = await q.all(
-    `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key LIMIT ?`,
+    `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
   return toPage(rows, limit, toMemory, 'key') as Page<MemoryItem>;

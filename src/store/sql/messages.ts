@@ -8,6 +8,7 @@ import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../
 import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
 
 export const MAX_MESSAGE_LIMIT = 1000;
@@ -155,7 +156,7 @@ export async function selectMessages(
   const after = query.after_seq === undefined ? 0 : v.nonNegativeInt(query.after_seq, 'after_seq');
   const limit = v.limit(query.limit, 'limit', 100, MAX_MESSAGE_LIMIT);
   const from = visibleFrom(scope);
-  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} AND m.seq > ? ORDER BY m.seq LIMIT ?`, [
+  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} AND m.seq > ? ORDER BY m.seq ${LIMIT_PARAM}`, [
     scope.tenant_id,
     session_id,
     ...from.params,
@@ -175,7 +176,7 @@ export async function selectLastMessages(
 ) {
   const count = ctx.v.limit(n, 'n', 1, MAX_MESSAGE_LIMIT);
   const from = visibleFrom(scope);
-  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} ORDER BY m.seq DESC LIMIT ?`, [
+  const rows = await q.all(`SELECT ${COLUMNS} ${from.sql} ORDER BY m.seq DESC ${LIMIT_PARAM}`, [
     scope.tenant_id,
     id,
     ...from.params,

@@ -12,6 +12,7 @@ import type { RetentionSweep } from '../types.js';
 import { chainBlobs } from './checkpoints.js';
 import { nowIso, type SqlContext } from './context.js';
 import type { SqlDialect, SqlExecutor, SqlRow } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { DeletedTally, inBatches, type Pacer } from './sweep-batches.js';
 
 export async function countSessions(ctx: SqlContext, q: SqlExecutor): Promise<Record<SessionStatus, number>> {
@@ -80,7 +81,7 @@ export async function sweepCheckpoints(
 ) {
   const deleted = await tx.all(
     `DELETE FROM checkpoints WHERE ord IN
-      (SELECT ord FROM checkpoints WHERE created_at < ? ORDER BY created_at LIMIT ?${d.claimRows})
+      (SELECT ord FROM checkpoints WHERE created_at < ? ORDER BY created_at ${LIMIT_PARAM}${d.claimRows})
       RETURNING tenant_id, user_id, run_id`,
     [before, limit],
   );
@@ -101,7 +102,7 @@ export async function sweepActions(
   for (const status of ['SUCCESS', 'FAILED']) {
     removed += await tx.run(
       `DELETE FROM actions WHERE ord IN
-        (SELECT ord FROM actions WHERE status = ? AND updated_at < ? ORDER BY updated_at LIMIT ?${d.claimRows})`,
+        (SELECT ord FROM actions WHERE status = ? AND updated_at < ? ORDER BY updated_at ${LIMIT_PARAM}${d.claimRows})`,
       [status, before, limit - removed],
     );
     if (removed >= limit) break;
@@ -134,7 +135,7 @@ export async function sweepTasks(
   counted: DeletedTally,
 ): Promise<DetailedSweep> {
   const rows = await tx.all(
-    `SELECT ord, id, tenant_id, user_id FROM tasks WHERE updated_at < ? ORDER BY updated_at LIMIT ?${d.claimRows}`,
+    `SELECT ord, id, tenant_id, user_id FROM tasks WHERE updated_at < ? ORDER BY updated_at ${LIMIT_PARAM}${d.claimRows}`,
     [before, limit],
   );
   if (rows.length === 0) return { tasks: 0, actions: 0, checkpoints: 0, deleted_tasks: [] };

@@ -6,6 +6,7 @@ import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
 import { conflict, isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlDialect, SqlExecutor, SqlParam } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
 import { SESSION_COLUMNS, toJson, toSession } from './rows.js';
 
@@ -138,7 +139,7 @@ export async function listSessionRows(
     params.push(cursor);
   }
   const rows = await q.all(
-    `SELECT ord, ${SESSION_COLUMNS} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC LIMIT ?`,
+    `SELECT ord, ${SESSION_COLUMNS} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
   return toPage(rows, limit, toSession) as Page<Session>;
@@ -270,7 +271,7 @@ export async function sweepSessions(
   dialect: SqlDialect,
 ): Promise<SweptSessions> {
   const claimed = await tx.all(
-    `SELECT ord FROM sessions WHERE expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.claimRows}`,
+    `SELECT ord FROM sessions WHERE expires_at <= ? ORDER BY expires_at ${LIMIT_PARAM}${dialect.claimRows}`,
     [nowIso(ctx), limit],
   );
   if (claimed.length === 0) return { sessions: 0, messages: 0 };
@@ -303,7 +304,7 @@ export async function sweepOthers(
   const row = dialect.rowId;
   return tx.run(
     `DELETE FROM ${table} WHERE ${row} IN
-      (SELECT ${row} FROM ${table} WHERE expires_at <= ? ORDER BY expires_at LIMIT ?${dialect.claimRows})`,
+      (SELECT ${row} FROM ${table} WHERE expires_at <= ? ORDER BY expires_at ${LIMIT_PARAM}${dialect.claimRows})`,
     [nowIso(ctx), limit],
   );
 }

@@ -12,6 +12,7 @@ import {
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
+import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
 import { EVENT_COLUMNS, TASK_COLUMNS, toJson, toTask, toTaskEvent } from './rows.js';
 
@@ -294,7 +295,7 @@ export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadS
     params.push(cursor);
   }
   const rows = await q.all(
-    `SELECT ord, ${TASK_COLUMNS} FROM tasks WHERE ${conditions.join(' AND ')} ORDER BY ord DESC LIMIT ?`,
+    `SELECT ord, ${TASK_COLUMNS} FROM tasks WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
   return toPage(rows, limit, toTask) as Page<Task>;
