@@ -184,3 +184,39 @@ describe('demo airline: bookings at once (group commit)', () => {
     expect(again.map((a) => a.status)).toEqual(keys.map(() => 200));
   });
 });
+
+describe('demo airline: its own time per booking', () => {
+  const timings = async (since: string | number) => {
+    const response = await fetch(`${airline.url}/timings?since=${since}`);
+    return { status: response.status, body: (await response.json()) as { bookings?: [number, number][] } };
+  };
+
+  it('keeps when each booking request arrived and how long it took, refused ones too', async () => {
+    const before = Date.now();
+    expect((await post(trip, newKey())).status).toBe(201);
+    expect((await post({ ...trip, cabin: 'sofa' }, newKey())).status).toBe(400);
+    const after = Date.now();
+    const { status, body } = await timings(before);
+    expect(status).toBe(200);
+    expect(body.bookings).toHaveLength(2);
+    for (const [at, ms] of body.bookings ?? []) {
+      expect(at).toBeGreaterThanOrEqual(before);
+      expect(at).toBeLessThanOrEqual(after);
+      expect(ms).toBeGreaterThan(0);
+      expect(ms).toBeLessThanOrEqual(after - before + 1);
+    }
+    // reads are not bookings
+    await fetch(`${airline.url}/health`);
+    expect((await timings(before)).body.bookings).toHaveLength(2);
+    expect((await timings(after + 1)).body.bookings).toEqual([]);
+    expect((await timings(0)).body.bookings).toHaveLength(2);
+  });
+
+  it('refuses a since that is not a time in ms', async () => {
+    for (const bad of ['soon', '-5', '1.5', '1e3', '99999999999999999']) {
+      const { status, body } = await timings(bad);
+      expect(status, bad).toBe(400);
+      expect(JSON.stringify(body)).toContain('since');
+    }
+  });
+});

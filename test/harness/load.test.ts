@@ -53,6 +53,13 @@ function expectIsolated(report: LoadReport): void {
   expect(report.throughput).toBeGreaterThan(0);
   expect(report.p99_ratio).toBeGreaterThan(0);
   expect(report.load.server?.turns).toBe(25);
+  // the airline this run started timed its own part of each booking: one request per user and phase
+  for (const phase of [report.baseline, report.load]) {
+    expect(phase.airline?.count).toBe(5);
+    expect(phase.airline?.p50_ms).toBeGreaterThan(0);
+    // a booking turn waits for the airline's answer, and more
+    expect(phase.airline?.max_ms).toBeLessThan(phase.max_ms);
+  }
   // 25 turns: the p99 rests on the slowest one, listed with the turns that overlapped it
   expect(report.load.slowest).toHaveLength(1);
   expect(report.load.slowest[0]?.ms).toBe(report.load.p99_ms);
@@ -111,6 +118,7 @@ describe('loadtest', { timeout: 120_000 }, () => {
     expect(readFileSync(join(dir, 'reports/load.md'), 'utf8')).toBe(markdown);
     expect(markdown).toContain('| 0 leaks');
     expect(markdown).toContain('The turns at or above the p99');
+    expect(markdown).toMatch(/\| load \| 5 \| [\d.]+ \| [\d.]+ \| [\d.]+ \| [\d.]+ \|/);
     if (process.platform === 'linux')
       expect(markdown).toMatch(/\| load \| [\d.]+% \| [\d.]+% \| \d+ \| [\d.]+ \| \d+ \|/);
     expect(lines.some((l) => l.startsWith('[load] done: 25 turns'))).toBe(true);

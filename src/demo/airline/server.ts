@@ -7,12 +7,15 @@
  *   GET  /bookings/by-key/:key     the booking made for a key, 404 when the key is unknown
  *   GET  /bookings/:id             a booking by its id
  *   GET  /health                   {ok, bookings}
+ *   GET  /timings?since=MS         {bookings: [[arrived at, ms taken], ...]}: the booking requests that arrived
+ *                                  at or after MS (ms since the epoch), see timings.ts
  */
 import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BookingRequestSchema, describeIssues } from './booking.js';
 import { AirlineLedger } from './ledger-book.js';
+import { BookingTimings } from './timings.js';
 
 export interface AirlineServiceOptions {
   /** Where the ledger lives (created if missing). */
@@ -84,7 +87,16 @@ function idempotencyKeyOf(req: IncomingMessage): string {
   return key;
 }
 
-function createHandler(ledger: AirlineLedger, delayMs: number) {
+function sinceOf(url: URL): number {
+  const text = url.searchParams.get('since') ?? '0';
+  const since = Number(text);
+  if (!/^\d{1,16}$/.test(text) || !Number.isSafeInteger(since)) {
+    throw new HttpProblem(400, `since must be a time in ms since the epoch, got ${JSON.stringify(text)}`);
+  }
+  return since;
+}
+
+function createHandler(ledger: AirlineLedger, delayMs: number, timings: BookingTimings) {
   async function book(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const key = idempotencyKeyOf(req);
     const parsed = BookingRequestSchema.safeParse(await readJson(req));
@@ -103,10 +115,14 @@ function createHandler(ledger: AirlineLedger, delayMs: number) {
     const path = url.pathname;
     if (path === '/bookings') {
       if (req.method !== 'POST') throw new HttpProblem(405, `${req.method} is not allowed on /bookings`);
+      const at = Date.now();
+      const started = performance.now();
+      res.once('finish', () => timings.record(at, performance.now() - started));
       return book(req, res);
     }
     if (req.method !== 'GET') throw new HttpProblem(405, `${req.method} is not allowed on ${path}`);
     if (path === '/health') return send(res, 200, { ok: true, bookings: ledger.size });
+    if (path === '/timings') return send(res, 200, { bookings: timings.since(sinceOf(url)) });
     const byKey = /^\/bookings\/by-key\/([^/]+)$/.exec(path);
     if (byKey) {
       const key = decodeURIComponent(byKey[1] ?? '');
@@ -137,7 +153,7 @@ function createHandler(ledger: AirlineLedger, delayMs: number) {
 export async function startAirlineService(options: AirlineServiceOptions): Promise<AirlineService> {
   mkdirSync(options.dataDir, { recursive: true });
   const ledger = new AirlineLedger(options.dataDir);
-  const server = createServer(createHandler(ledger, options.responseDelayMs ?? 0));
+  const server = createServer(createHandler(ledger, options.responseDelayMs ?? 0, new BookingTimings()));
   // Clients keep a connection only when the announced time-out leaves them a margin (Node's agent drops one
   // announced as `timeout=1` after every answer, paying a new TCP connection per booking): 5 s, as Node's own.
   server.keepAliveTimeout = 5_000;

@@ -1,5 +1,6 @@
 /** One phase of the run: its users open their sessions, then run their turns one user at a time or all at once. */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readAirlineTimings } from './airline-timings.js';
 import { type MachineUsage, readCpuTimes, StealSampler, usageBetween } from './machine.js';
 import { type PhaseCpu, phaseCpu, type RunProcesses, readRunCpu } from './process-cpu.js';
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
@@ -22,6 +23,8 @@ export interface PhaseResult extends Latencies {
   readonly errors: number;
   /** The runtime's own timing of the same turns (its Prometheus histogram), when the server exposes it. */
   readonly server: ServerTiming | null;
+  /** The demo airline's own time per booking request of the phase, when this run started the airline. */
+  readonly airline: Latencies | null;
   /** The whole machine's CPU time during the phase (busy, stolen by the hypervisor); null off Linux. */
   readonly machine: MachineUsage | null;
   /** CPU time of the server, the airline and the load generator during the phase; null off Linux. */
@@ -35,6 +38,8 @@ export interface PhaseRun {
   readonly result: PhaseResult;
   readonly users: SimUser[];
   readonly slowest: readonly SlowTurn[];
+  /** The airline's time of each booking request of the phase (ms); null without the airline's timings. */
+  readonly airlineMs: readonly number[] | null;
 }
 
 export interface PhaseOptions {
@@ -48,6 +53,8 @@ export interface PhaseOptions {
   readonly runTag: string;
   /** The server's and the airline's pids, for their CPU time (when this run started them). */
   readonly processes?: RunProcesses;
+  /** The demo airline this run started, for its time per booking. */
+  readonly airlineUrl?: string;
   readonly onProgress?: (line: string) => void;
 }
 
@@ -77,6 +84,7 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
     window.push(ms);
   };
   const before = await readHistogram(target.url);
+  const startedAt = Date.now();
   const cpuBefore = readCpuTimes();
   const runCpuBefore = readRunCpu(options.processes);
   const steal = new StealSampler().start();
@@ -104,6 +112,10 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
   const cpuAfter = readCpuTimes();
   const runCpuAfter = readRunCpu(options.processes);
   const after = await readHistogram(target.url);
+  const airlineMs =
+    options.airlineUrl === undefined
+      ? null
+      : await readAirlineTimings(options.airlineUrl, startedAt, Date.now());
   const turns = users.flatMap((user) => user.turns);
   const first = Math.min(...turns.map((t) => t.startedAt));
   const last = Math.max(...turns.map((t) => t.endedAt));
@@ -123,6 +135,7 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
     ),
     errors: users.reduce((n, user) => n + user.errors.length, 0),
     server: timingBetween(before, after),
+    airline: airlineMs === null ? null : latencies(airlineMs),
     machine,
     cpu:
       cpuBefore === null ? null : phaseCpu(runCpuBefore, runCpuAfter, turns.length, machine?.busy_ms ?? null),
@@ -135,5 +148,6 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
     result,
     users,
     slowest: slowestTurns(users, MAX_LISTED_SLOW_TURNS, (from, to) => steal.between(from, to)),
+    airlineMs,
   };
 }

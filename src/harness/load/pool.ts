@@ -24,6 +24,9 @@ export function pooledPhase(runs: readonly PhaseRun[]): PhaseResult {
     errors: runs.reduce((n, run) => n + run.result.errors, 0),
     // The server's histogram covers one run at a time; several are not one figure.
     server: null,
+    airline: runs.every((run) => run.airlineMs !== null)
+      ? latencies(runs.flatMap((run) => run.airlineMs ?? []))
+      : null,
     machine: sumUsage(runs.map((run) => run.result.machine)),
     cpu: sumPhaseCpu(runs.map((run) => ({ cpu: run.result.cpu, turns: run.result.count }))),
     slowest: pooledSlowest(

@@ -3,6 +3,7 @@ import type { Leak } from './leaks.js';
 import type { PhaseResult } from './phase.js';
 import type { ProbeFailure } from './probes.js';
 import type { ProfileEntry } from './profile.js';
+import type { Latencies } from './stats.js';
 
 export interface LoadReport {
   readonly started_at: string;
@@ -135,6 +136,22 @@ export function toMarkdown(report: LoadReport): string {
     ['saturation', report.saturation],
     ['back to back', report.back_to_back],
   ];
+  const booked = phases.filter((p): p is [string, PhaseResult] => p[1]?.airline != null);
+  if (booked.length > 0) {
+    lines.push(
+      '',
+      "The demo airline's own time per booking request, from reading it to sending the answer (its fsync'd",
+      'ledger write included; bookings that arrive while a write is on its way wait for it and go in the',
+      "next). The booking turns' time beyond it is the server's, the network's and the store's:",
+      '',
+      '| phase | bookings | p50 ms | p95 ms | p99 ms | max ms |',
+      '| --- | --- | --- | --- | --- | --- |',
+      ...booked.map(([name, r]) => {
+        const a = r.airline as Latencies;
+        return `| ${name} | ${a.count} | ${a.p50_ms} | ${a.p95_ms} | ${a.p99_ms} | ${a.max_ms} |`;
+      }),
+    );
+  }
   const measured = phases.filter((p): p is [string, PhaseResult] => p[1]?.machine != null);
   if (measured.length > 0) {
     lines.push(

@@ -132,6 +132,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       rampMs: ramp,
       runTag,
       processes: { server: child?.pid ?? null, airline: airline?.pid ?? null },
+      ...(airline ? { airlineUrl: airline.url } : {}),
       onProgress: say,
     });
   try {
