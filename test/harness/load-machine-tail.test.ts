@@ -75,12 +75,13 @@ describe("the run's processes' CPU from /proc/<pid>/stat", () => {
   it.runIf(process.platform === 'linux')(
     "counts a process's children with it (a cluster's workers), and this process apart",
     async () => {
-      // A child that burns about 300 ms of CPU, says so, and waits to be killed.
+      // A child that burns 300 ms of CPU (its own CPU time, not the clock's: on a busy machine 300 ms of
+      // wall time may be much less CPU), says so, and waits to be killed.
       const child = spawn(
         process.execPath,
         [
           '-e',
-          'const t = Date.now(); while (Date.now() - t < 300); console.log("spun"); setInterval(() => {}, 1000);',
+          'const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }; const t = cpu(); while (cpu() - t < 300); console.log("spun"); setInterval(() => {}, 1000);',
         ],
         { stdio: ['ignore', 'pipe', 'inherit'] },
       );
