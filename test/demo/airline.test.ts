@@ -212,6 +212,35 @@ describe('demo airline: its own time per booking', () => {
     expect((await timings(0)).body.bookings).toHaveLength(2);
   });
 
+  it('keeps a booking whose caller stopped waiting, with the time until it went', async () => {
+    const slowDir = mkdtempSync(join(tmpdir(), 'airline-slow-'));
+    const slow = await startAirlineService({ dataDir: slowDir, port: 0, responseDelayMs: 400 });
+    try {
+      const before = Date.now();
+      await expect(
+        fetch(`${slow.url}/bookings`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': newKey() },
+          body: JSON.stringify(trip),
+          signal: AbortSignal.timeout(100),
+        }),
+      ).rejects.toThrow();
+      let bookings: [number, number][] = [];
+      for (let waited = 0; waited < 3000 && bookings.length === 0; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const response = await fetch(`${slow.url}/timings?since=${before}`);
+        bookings = ((await response.json()) as { bookings: [number, number][] }).bookings;
+      }
+      expect(bookings).toHaveLength(1);
+      // it went when the caller did, before the answer was due
+      expect(bookings[0]?.[1]).toBeGreaterThanOrEqual(90);
+      expect(bookings[0]?.[1]).toBeLessThan(400);
+    } finally {
+      await slow.close();
+      rmSync(slowDir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a since that is not a time in ms', async () => {
     for (const bad of ['soon', '-5', '1.5', '1e3', '99999999999999999']) {
       const { status, body } = await timings(bad);

@@ -12,23 +12,36 @@ import { pooledPhase } from '../../src/harness/load/pool.js';
 import { latencies } from '../../src/harness/load/stats.js';
 
 describe('booking timings', () => {
-  it('answers the requests since a time, oldest first, and keeps only the newest', () => {
-    const kept = new BookingTimings(3);
+  it('answers the requests since a time by arrival, though they ended in another order', () => {
+    const kept = new BookingTimings();
+    // recorded as they end: the one that arrived at 300 ended before the one of 200
     for (const [at, ms] of [
       [100, 1],
-      [200, 2],
-      [200, 3],
-      [300, 4],
+      [300, 2],
+      [200, 9],
+      [400, 1],
     ] as const)
       kept.record(at, ms);
-    expect(kept.since(0)).toEqual([
-      [200, 2],
-      [200, 3],
-      [300, 4],
+    expect(kept.since(250)).toEqual([
+      [300, 2],
+      [400, 1],
     ]);
-    expect(kept.since(200)).toHaveLength(3);
-    expect(kept.since(201)).toEqual([[300, 4]]);
-    expect(kept.since(301)).toEqual([]);
+    expect(kept.since(200)).toEqual([
+      [200, 9],
+      [300, 2],
+      [400, 1],
+    ]);
+    expect(kept.since(401)).toEqual([]);
+  });
+
+  it('keeps only the newest, in a ring', () => {
+    const kept = new BookingTimings(3);
+    for (let i = 1; i <= 7; i++) kept.record(i * 100, i);
+    expect(kept.since(0)).toEqual([
+      [500, 5],
+      [600, 6],
+      [700, 7],
+    ]);
   });
 });
 

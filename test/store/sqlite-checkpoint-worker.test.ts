@@ -148,5 +148,9 @@ describe('sqlite background checkpoints', () => {
     expect(DEFAULT_SQLITE_CHECKPOINT_MS).toBe(1000);
     await expect(openSqliteStore(fresh(), { sqliteCheckpointMs: -1 })).rejects.toThrow(/sqliteCheckpointMs/);
     await expect(openSqliteStore(fresh(), { sqliteCheckpointMs: 1.5 })).rejects.toThrow(/sqliteCheckpointMs/);
+    // longer than a Node timer can wait (it would fire every millisecond instead)
+    await expect(openSqliteStore(fresh(), { sqliteCheckpointMs: 2 ** 31 })).rejects.toThrow(
+      /sqliteCheckpointMs must be at most 2147483647/,
+    );
   });
 });

@@ -136,7 +136,9 @@ export function toMarkdown(report: LoadReport): string {
     ['saturation', report.saturation],
     ['back to back', report.back_to_back],
   ];
-  const booked = phases.filter((p): p is [string, PhaseResult] => p[1]?.airline != null);
+  const booked = phases.filter(
+    (p): p is [string, PhaseResult] => p[1]?.airline != null && p[1].airline.count > 0,
+  );
   if (booked.length > 0) {
     lines.push(
       '',

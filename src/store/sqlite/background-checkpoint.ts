@@ -20,7 +20,7 @@ import { Worker } from 'node:worker_threads';
 import type { SqliteSynchronous } from './driver.js';
 
 export interface BackgroundCheckpointOptions {
-  /** Between two checkpoints of the worker. */
+  /** The worker's own timer: a checkpoint at least this often, besides those `request()` asks for. */
   readonly intervalMs: number;
   readonly synchronous: SqliteSynchronous;
   /** Told once when the worker stops on its own (it could not open the file, say). */

@@ -29,6 +29,7 @@ export interface SqliteStoreOptions extends StoreOptions {
 }
 
 export const DEFAULT_SQLITE_CHECKPOINT_MS = 1000;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const SYNCHRONOUS: readonly SqliteSynchronous[] = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
 
@@ -49,6 +50,9 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     options.sqliteCheckpointMs === undefined
       ? DEFAULT_SQLITE_CHECKPOINT_MS
       : checks.nonNegativeInt(options.sqliteCheckpointMs, 'sqliteCheckpointMs');
+  // Node's timers take at most 2^31 - 1 ms; a longer one would fire every millisecond instead.
+  if (backgroundCheckpointMs > MAX_TIMER_MS)
+    checks.fail(`sqliteCheckpointMs must be at most ${MAX_TIMER_MS}`);
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
