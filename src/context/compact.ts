@@ -13,7 +13,7 @@ import { storedMessageTokens } from './message-tokens.js';
 import { storeMessageSource } from './source.js';
 import { rulesSummarizer, type Summarizer } from './summarizer.js';
 import { readSummaryHead, type SummaryRecord, writeSummary } from './summary-store.js';
-import { loadTokenizer, type Tokenizer } from './tokenizer.js';
+import { loadedTokenizer, loadTokenizer, type Tokenizer, UTF8_BYTES_BOUND } from './tokenizer.js';
 import { selectWindow } from './window.js';
 
 export interface CompactOptions {
@@ -114,9 +114,13 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   const session = fits ? known : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found`);
   const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
-  const tokenizer = options.tokenizer ?? (await loadTokenizer());
+  // Without a tokenizer of the caller's, the check first counts UTF-8 bytes, an upper bound of the tokens
+  // (see UTF8_BYTES_BOUND): a history it finds under the threshold is under it, and the encoding (tens of
+  // MB of small objects that every full garbage collection of the process must then walk) is loaded only
+  // for a history the bound puts over. Once loaded, it counts exactly from the start.
+  let tokenizer = options.tokenizer ?? loadedTokenizer() ?? UTF8_BYTES_BOUND;
   const summarizer = options.summarizer ?? rulesSummarizer();
-  const cost = (m: Message) => storedMessageTokens(tokenizer, m);
+  let cost = (m: Message) => storedMessageTokens(tokenizer, m);
   // The session's creation time is in the key: a session deleted and made again with the same id starts over.
   const historyKey = [session.tenant_id, session.user_id, session.id, session.created_at].join('\u0000');
   const histories = knownHistories(store);
@@ -130,7 +134,13 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   const floor = head?.to_seq ?? 0;
   const source = storeMessageSource(store, scope, sessionId);
 
-  const probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
+  let probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
+  if (!probe.complete && tokenizer === UTF8_BYTES_BOUND) {
+    const exact = await loadTokenizer();
+    tokenizer = exact;
+    cost = (m: Message) => storedMessageTokens(exact, m);
+    probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
+  }
   if (probe.complete) {
     // Known as of the caller's last seq only: the window may end before it (a tool result left out).
     const last = options.growth?.appended.at(-1)?.seq ?? options.growth?.fromSeq;

@@ -47,7 +47,9 @@ export {
   ENCODINGS,
   type EncodingName,
   encodingForModel,
+  loadedTokenizer,
   loadTokenizer,
   type Tokenizer,
+  UTF8_BYTES_BOUND,
 } from './tokenizer.js';
 export { type MessageWindow, selectWindow, type WindowOptions } from './window.js';

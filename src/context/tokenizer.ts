@@ -21,6 +21,8 @@ export interface Tokenizer {
 type CountFn = (text: string, options: { disallowedSpecial: Set<string> }) => number;
 
 const loaded = new Map<EncodingName, Promise<Tokenizer>>();
+/** The encodings whose load has finished, for `loadedTokenizer`. */
+const ready = new Map<EncodingName, Tokenizer>();
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
 async function importEncoding(name: EncodingName): Promise<CountFn> {
@@ -55,11 +57,28 @@ export async function loadTokenizer(encodingOrModel: string = DEFAULT_ENCODING):
   const name = isEncodingName(encodingOrModel) ? encodingOrModel : encodingForModel(encodingOrModel);
   let tokenizer = loaded.get(name);
   if (tokenizer === undefined) {
-    tokenizer = importEncoding(name).then((count) => ({
-      name,
-      count: (text: string) => (text === '' ? 0 : count(text, NO_SPECIAL)),
-    }));
+    tokenizer = importEncoding(name).then((count) => {
+      const done: Tokenizer = { name, count: (text: string) => (text === '' ? 0 : count(text, NO_SPECIAL)) };
+      ready.set(name, done);
+      return done;
+    });
     loaded.set(name, tokenizer);
   }
   return tokenizer;
 }
+
+/** The tokenizer of an encoding if this process has loaded it already, else null (never loads it). */
+export function loadedTokenizer(name: EncodingName = DEFAULT_ENCODING): Tokenizer | null {
+  return ready.get(name) ?? null;
+}
+
+/**
+ * An upper bound of every encoding's count, with no encoding loaded: the text's UTF-8 bytes. The encodings
+ * are byte-level BPE: each token stands for at least one byte of the text, and the tokens of a text
+ * cover its bytes once, so a text of N bytes is at most N tokens. Deciding with it that a history fits
+ * under a budget is exact; only a history it puts over needs the real count.
+ */
+export const UTF8_BYTES_BOUND: Tokenizer = {
+  name: 'utf8-bytes-bound',
+  count: (text: string) => Buffer.byteLength(text, 'utf8'),
+};

@@ -86,8 +86,6 @@ export function registerServeCommands(program: Command): void {
         runtime = await linkRuntime(options.dataDir, options.agents);
         const linked = runtime;
         const turns = createRuntimeTurnRunner(store, runtime.setup);
-        // Every turn counts tokens (context, compaction): load the encoding now rather than in the first turn.
-        await (await import('../../context/tokenizer.js')).loadTokenizer();
         const app = await createServer({
           store,
           config,
