@@ -17,7 +17,6 @@ import type { LoadReport } from './report.js';
 import { toMarkdown } from './report.js';
 import { startServerChild } from './server-child.js';
 import { median } from './stats.js';
-import { GeneratorThreads } from './turn-threads.js';
 import type { Phase, SimUser, Target } from './user.js';
 
 export interface LoadTestOptions {
@@ -136,7 +135,6 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   }
   const target: Target = child ?? { url: options.url as string, apiKey: options.apiKey as string };
   const runTag = randomBytes(3).toString('hex');
-  let threads: GeneratorThreads | null = null;
   const phase = (name: Phase, n: number, think: number, at: boolean, ramp = 0) =>
     runPhase(target, {
       phase: name,
@@ -149,17 +147,15 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       processes: { server: child?.pid ?? null, airline: airline?.pid ?? null },
       ...(airline ? { airlineUrl: airline.url } : {}),
       onProgress: say,
-      ...(threads !== null ? { threads } : {}),
+      threads: generatorThreads,
     });
   try {
     const started_at = new Date().toISOString();
     const loadStart = loadavg()[0] ?? 0;
     say(`loadtest: server ${target.url} (${child ? `child pid ${child.pid}, store ${store}` : 'external'})`);
     const all: SimUser[] = [];
-    if (generatorThreads > 1) threads = await GeneratorThreads.start(generatorThreads);
     const warmupUsers = options.warmupUsers ?? 3;
-    // With threads, the warm-up runs on them (at once): their code is warm before anything is measured.
-    if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, threads !== null)).users);
+    if (warmupUsers > 0) all.push(...(await phase('warmup', warmupUsers, 0, false)).users);
     let backToBack: PhaseResult | null = null;
     if (baselineThinkMs > 0 && options.backToBack !== false) {
       const run = await phase('back_to_back', users, 0, false);
@@ -261,7 +257,6 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     }
     return { report, markdown, users: all };
   } finally {
-    await threads?.close();
     await child?.close();
     await airline?.close();
     rmSync(temp, { recursive: true, force: true });

@@ -5,8 +5,7 @@
  * the server's latency. Under load it is: a turn's answer was read up to 7 ms after the server had sent it,
  * which the baseline (one turn at a time) never pays. Each thread runs its share of the users with its own
  * event loop, heap and connections, as a k6 instance runs its virtual users on several cores.
- * The main thread opens the users (tokens, sessions) and keeps every exchange for the leak check; the
- * threads live for the whole run.
+ * The main thread opens the users (tokens, sessions) and keeps every exchange for the leak check.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -87,137 +86,97 @@ function merge(user: SimUser, outcome: UserOutcome): void {
  * The worker's entry: the built module beside this one, or (running from the TypeScript sources, as the
  * tests do) the .ts module loaded through tsx in a small evaluated script.
  */
-function startWorker(): Worker {
+function startWorker(job: TurnsJob): Worker {
   const here = import.meta.url;
-  if (here.endsWith('.js')) return new Worker(new URL('./turns-worker.js', here));
+  if (here.endsWith('.js')) return new Worker(new URL('./turns-worker.js', here), { workerData: job });
   const tsx = pathToFileURL(
     join(dirname(createRequire(here).resolve('tsx/package.json')), 'dist/esm/api/index.mjs'),
   ).href;
   const entry = new URL('./turns-worker.ts', here).href;
   const script = `import(${JSON.stringify(tsx)}).then((api) => api.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}));`;
-  return new Worker(script, { eval: true });
-}
-
-function whenReady(worker: Worker): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const onMessage = (message: ThreadMessage) => {
-      if (message.kind !== 'ready') return;
-      off();
-      resolve();
-    };
-    const onError = (error: Error) => {
-      off();
-      reject(error);
-    };
-    const onExit = (code: number) => {
-      off();
-      reject(new Error(`loadtest thread exited with ${code} before it was ready`));
-    };
-    const off = () => {
-      worker.off('message', onMessage);
-      worker.off('error', onError);
-      worker.off('exit', onExit);
-    };
-    worker.on('message', onMessage);
-    worker.on('error', onError);
-    worker.on('exit', onExit);
-  });
+  return new Worker(script, { eval: true, workerData: job });
 }
 
 export interface ThreadsOptions {
+  readonly threads: number;
   readonly thinkMs: number;
   /** User i (of all) sends its first turn i x rampMs / users after the common start. */
   readonly rampMs: number;
   readonly onTurn?: (ms: number, ok: boolean) => void;
 }
 
-/**
- * Threads of the load generator, started once for a whole run so that their code is as warm as the main
- * thread's (a thread started for each phase would run its first requests in the interpreter).
- */
-export class GeneratorThreads {
-  private constructor(private readonly workers: readonly Worker[]) {}
-
-  static async start(count: number): Promise<GeneratorThreads> {
-    if (!Number.isInteger(count) || count < 1) throw new Error('loadtest: --generator-threads must be >= 1');
-    const workers = Array.from({ length: count }, startWorker);
-    try {
-      await Promise.all(workers.map(whenReady));
-    } catch (error) {
-      await Promise.all(workers.map((worker) => worker.terminate()));
-      throw error;
-    }
-    return new GeneratorThreads(workers);
-  }
-
-  get size(): number {
-    return this.workers.length;
-  }
-
-  /** Runs every user's turns (user i on thread i mod size), all threads starting the ramp together. */
-  async run(target: Target, users: readonly SimUser[], options: ThreadsOptions): Promise<void> {
-    const count = this.workers.length;
-    const seeds: UserSeed[][] = Array.from({ length: count }, () => []);
-    users.forEach((user, i) => {
-      seeds[i % count]?.push({
-        phase: user.phase,
-        index: user.index,
-        userId: user.userId,
-        passengerName: user.passengerName,
-        inputs: user.inputs,
-        token: user.token,
-        sessionId: user.sessionId,
-        startAfterMs: options.rampMs > 0 ? (i * options.rampMs) / users.length : 0,
+/** Runs every user's turns over `threads` worker threads (user i on thread i mod threads). */
+export async function runTurnsInThreads(
+  target: Target,
+  users: readonly SimUser[],
+  options: ThreadsOptions,
+): Promise<void> {
+  const count = Math.max(1, Math.min(options.threads, users.length));
+  const seeds: UserSeed[][] = Array.from({ length: count }, () => []);
+  users.forEach((user, i) => {
+    seeds[i % count]?.push({
+      phase: user.phase,
+      index: user.index,
+      userId: user.userId,
+      passengerName: user.passengerName,
+      inputs: user.inputs,
+      token: user.token,
+      sessionId: user.sessionId,
+      startAfterMs: options.rampMs > 0 ? (i * options.rampMs) / users.length : 0,
+    });
+  });
+  const byIndex = new Map(users.map((user) => [user.index, user]));
+  const workers = seeds.map((share) =>
+    startWorker({
+      target: { url: target.url, apiKey: target.apiKey },
+      thinkMs: options.thinkMs,
+      users: share,
+      mainTimeOrigin: performance.timeOrigin,
+    }),
+  );
+  try {
+    const ready: Promise<void>[] = [];
+    const finished = workers.map((worker) => {
+      let markReady: () => void = () => {};
+      let failReady: (error: Error) => void = () => {};
+      ready.push(
+        new Promise<void>((resolve, reject) => {
+          markReady = resolve;
+          failReady = reject;
+        }),
+      );
+      return new Promise<void>((resolve, reject) => {
+        let done = false;
+        const fail = (error: Error) => {
+          failReady(error);
+          reject(error);
+        };
+        worker.on('message', (message: ThreadMessage) => {
+          if (message.kind === 'ready') markReady();
+          else if (message.kind === 'turn') options.onTurn?.(message.ms, message.ok);
+          else if (message.kind === 'failed') fail(new Error(`loadtest thread: ${message.message}`));
+          else {
+            for (const outcome of message.users) {
+              const user = byIndex.get(outcome.index);
+              if (user !== undefined) merge(user, outcome);
+            }
+            done = true;
+            resolve();
+          }
+        });
+        worker.once('error', fail);
+        worker.once('exit', (code) => {
+          if (!done) fail(new Error(`loadtest thread exited with ${code} before its users were done`));
+        });
       });
     });
-    const byIndex = new Map(users.map((user) => [user.index, user]));
-    await Promise.all(
-      this.workers.map(
-        (worker, k) =>
-          new Promise<void>((resolve, reject) => {
-            const off = () => {
-              worker.off('message', onMessage);
-              worker.off('error', onError);
-              worker.off('exit', onExit);
-            };
-            const onMessage = (message: ThreadMessage) => {
-              if (message.kind === 'turn') options.onTurn?.(message.ms, message.ok);
-              else if (message.kind === 'failed') {
-                off();
-                reject(new Error(`loadtest thread: ${message.message}`));
-              } else if (message.kind === 'done') {
-                off();
-                for (const outcome of message.users) {
-                  const user = byIndex.get(outcome.index);
-                  if (user !== undefined) merge(user, outcome);
-                }
-                resolve();
-              }
-            };
-            const onError = (error: Error) => {
-              off();
-              reject(error);
-            };
-            const onExit = (code: number) => {
-              off();
-              reject(new Error(`loadtest thread exited with ${code} before its users were done`));
-            };
-            worker.on('message', onMessage);
-            worker.on('error', onError);
-            worker.on('exit', onExit);
-            const job: TurnsJob = {
-              target: { url: target.url, apiKey: target.apiKey },
-              thinkMs: options.thinkMs,
-              users: seeds[k] ?? [],
-              mainTimeOrigin: performance.timeOrigin,
-            };
-            worker.postMessage(job);
-          }),
-      ),
-    );
-  }
-
-  async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    // A thread that fails early fails `ready` too; the rejections of `finished` are seen below.
+    for (const promise of finished) promise.catch(() => undefined);
+    // Every thread has loaded its modules and opened nothing yet: the ramp starts for all at once.
+    await Promise.all(ready);
+    for (const worker of workers) worker.postMessage('go');
+    await Promise.all(finished);
+  } finally {
+    await Promise.all(workers.map((worker) => worker.terminate()));
   }
 }

@@ -1,19 +1,25 @@
 /**
- * A worker thread of the load generator (turn-threads.ts): for each job (a phase), runs the turns of its
- * share of the users (opened by the main thread), each starting at its place in the ramp, and sends back
- * what each user saw. The main thread posts a phase's jobs to every thread together.
+ * A worker thread of the load generator: runs the turns of its share of the users (opened by the main
+ * thread), each starting at its place in the ramp, and sends back what each user saw. Started by
+ * turn-threads.ts; it waits for `go` so that every thread starts the ramp at the same moment.
  */
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type MessagePort, parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { Exchange } from './http.js';
 import { type ThreadMessage, type TurnsJob, type UserOutcome, userFromSeed } from './turn-threads.js';
 import { runTurns, type SimUser } from './user.js';
 
-async function runJob(port: MessagePort, job: TurnsJob): Promise<void> {
+async function main(): Promise<void> {
+  const port = parentPort;
+  if (port === null) throw new Error('turns-worker: not started as a worker thread');
+  const job = workerData as TurnsJob;
   // performance.now() of this thread counts from its own start: turn times go back in the main thread's.
   const shift = performance.timeOrigin - job.mainTimeOrigin;
   const users = job.users.map(userFromSeed);
+  const go = new Promise<void>((resolve) => port.once('message', () => resolve()));
+  port.postMessage({ kind: 'ready' } satisfies ThreadMessage);
+  await go;
   const started = performance.now();
   await Promise.all(
     users.map(async (user, k) => {
@@ -30,21 +36,6 @@ async function runJob(port: MessagePort, job: TurnsJob): Promise<void> {
     kind: 'done',
     users: users.map((user) => outcomeOf(user, shift)),
   } satisfies ThreadMessage);
-}
-
-function main(): void {
-  const port = parentPort;
-  if (port === null) throw new Error('turns-worker: not started as a worker thread');
-  // Jobs come one at a time (a phase each); the thread and its warm code stay for the whole run.
-  port.on('message', (job: TurnsJob) => {
-    runJob(port, job).catch((error: unknown) => {
-      port.postMessage({
-        kind: 'failed',
-        message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-      } satisfies ThreadMessage);
-    });
-  });
-  port.postMessage({ kind: 'ready' } satisfies ThreadMessage);
 }
 
 function plain(exchange: Exchange): Exchange {
@@ -67,4 +58,9 @@ function outcomeOf(user: SimUser, shift: number): UserOutcome {
   };
 }
 
-main();
+main().catch((error: unknown) => {
+  parentPort?.postMessage({
+    kind: 'failed',
+    message: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  } satisfies ThreadMessage);
+});
