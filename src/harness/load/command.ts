@@ -18,7 +18,6 @@ interface LoadCommandOptions {
   readonly saturation: boolean;
   readonly report?: string;
   readonly cpuProf?: string;
-  readonly generatorThreads?: string;
 }
 
 function count(name: string, text: string, min: number): number {
@@ -57,10 +56,6 @@ export function registerLoadCommands(program: Command): void {
     .option('--warmup <n>', 'unmeasured users run first', '3')
     .option('--no-saturation', 'skip the saturation phase (no think time)')
     .option('--report <path>', 'write the JSON report here and the Markdown beside it')
-    .option(
-      '--generator-threads <n>',
-      "threads of this load generator for the users' turns under load (default: 2, or 1 on one CPU)",
-    )
     .option('--cpu-prof <dir>', 'profile the child server (node --cpu-prof) into this folder')
     .action(async (options: LoadCommandOptions) => {
       const { report, markdown } = await runLoadTest({
@@ -81,9 +76,6 @@ export function registerLoadCommands(program: Command): void {
         saturation: options.saturation,
         ...(options.report ? { reportPath: options.report } : {}),
         ...(options.cpuProf ? { cpuProfDir: options.cpuProf } : {}),
-        ...(options.generatorThreads !== undefined
-          ? { generatorThreads: count('--generator-threads', options.generatorThreads, 1) }
-          : {}),
         onProgress: (line) => process.stderr.write(`${line}\n`),
       });
       process.stdout.write(markdown);

@@ -73,19 +73,6 @@ export async function request(
   }
 }
 
-/** An exchange made elsewhere (a generator thread), kept as `request` keeps its own. */
-export function keepExchange(exchange: Exchange): Exchange {
-  if (exchange.error !== undefined) return exchange;
-  return new KeptExchange(
-    exchange.method,
-    exchange.path,
-    exchange.sent,
-    exchange.status,
-    exchange.body,
-    exchange.ms,
-  );
-}
-
 /** The parsed JSON body, or null when it is not JSON. */
 export function jsonOf<T>(exchange: Exchange): T | null {
   try {

@@ -6,7 +6,6 @@ import { type PhaseCpu, phaseCpu, type RunProcesses, readRunCpu } from './proces
 import { readHistogram, type ServerTiming, timingBetween } from './server-metrics.js';
 import { type Latencies, latencies } from './stats.js';
 import { MAX_LISTED_SLOW_TURNS, type SlowTurn, slowestTurns } from './tail.js';
-import { runTurnsInThreads } from './turn-threads.js';
 import { newUser, openUser, type Phase, runTurns, type SimUser, type Target, thinkTime } from './user.js';
 
 export interface PhaseResult extends Latencies {
@@ -57,8 +56,6 @@ export interface PhaseOptions {
   /** The demo airline this run started, for its time per booking. */
   readonly airlineUrl?: string;
   readonly onProgress?: (line: string) => void;
-  /** With `concurrent`: the users' turns run on this many threads of the generator (default 1: this one). */
-  readonly threads?: number;
 }
 
 const PROGRESS_EVERY_MS = 2_000;
@@ -92,14 +89,7 @@ export async function runPhase(target: Target, options: PhaseOptions): Promise<P
   const runCpuBefore = readRunCpu(options.processes);
   const steal = new StealSampler().start();
   try {
-    if (options.concurrent && (options.threads ?? 1) > 1) {
-      await runTurnsInThreads(target, users, {
-        threads: options.threads ?? 1,
-        thinkMs: options.thinkMs,
-        rampMs: options.rampMs ?? 0,
-        onTurn,
-      });
-    } else if (options.concurrent) {
+    if (options.concurrent) {
       const ramp = options.rampMs ?? 0;
       await Promise.all(
         users.map(async (user, i) => {

@@ -13,8 +13,6 @@ export interface LoadReport {
   readonly airline: 'child process' | 'external';
   /** Processes of the child server (`serve --workers`); null for an external server. */
   readonly workers: number | null;
-  /** Threads of the load generator that ran the concurrent phases' turns (the baseline: one). */
-  readonly generator_threads: number;
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
@@ -80,7 +78,7 @@ export function toMarkdown(report: LoadReport): string {
   const lines = [
     '# Isolation under load',
     '',
-    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}${report.workers !== null && report.workers > 1 ? ` of ${report.workers} workers` : ''}, demo airline: ${report.airline}, load generator: ${report.generator_threads === 1 ? 'one thread' : `${report.generator_threads} threads`} under load), started ${report.started_at}.`,
+    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}${report.workers !== null && report.workers > 1 ? ` of ${report.workers} workers` : ''}, demo airline: ${report.airline}), started ${report.started_at}.`,
     '',
     `Machine: ${report.machine.cpus} CPUs, load average ${report.machine.loadavg_start} at the start, ${report.machine.loadavg_end} at the end.`,
     '',

@@ -67,11 +67,6 @@ export interface LoadTestOptions {
   readonly reportPath?: string;
   /** Runs the child server with `--cpu-prof` into this folder and adds its hottest functions to the report. */
   readonly cpuProfDir?: string;
-  /**
-   * Threads of this generator that run the users' turns in the concurrent phases (load, saturation); the
-   * baseline runs one turn at a time on the main thread. Default 2 (1 on a single CPU).
-   */
-  readonly generatorThreads?: number;
   /** Child server log level. Default `warn`. */
   readonly serverLogLevel?: string;
   readonly onProgress?: (line: string) => void;
@@ -87,11 +82,6 @@ const SAMPLES = 10;
 /** The baseline's pause between turns when none is given (at most the think time). */
 export const DEFAULT_BASELINE_THINK_MS = 100;
 
-/** Two threads where the machine has two CPUs or more: the answers of users at once are read in parallel. */
-export function defaultGeneratorThreads(): number {
-  return availableParallelism() >= 2 ? 2 : 1;
-}
-
 export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTestResult> {
   const users = options.users ?? 50;
   const turns = options.turns ?? 5;
@@ -103,9 +93,6 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   if (!Number.isFinite(baselineThinkMs) || baselineThinkMs < 0)
     throw new Error('loadtest: --baseline-think-ms must be >= 0');
   const rampMs = options.rampMs ?? thinkMs;
-  const generatorThreads = options.generatorThreads ?? defaultGeneratorThreads();
-  if (!Number.isInteger(generatorThreads) || generatorThreads < 1)
-    throw new Error('loadtest: --generator-threads must be an integer >= 1');
   if (!Number.isFinite(rampMs) || rampMs < 0) throw new Error('loadtest: --ramp-ms must be >= 0');
   const repeat = options.repeat ?? 1;
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error('loadtest: --repeat must be an integer >= 1');
@@ -147,7 +134,6 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       processes: { server: child?.pid ?? null, airline: airline?.pid ?? null },
       ...(airline ? { airlineUrl: airline.url } : {}),
       onProgress: say,
-      threads: generatorThreads,
     });
   try {
     const started_at = new Date().toISOString();
@@ -212,7 +198,6 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       server: child ? 'child process' : 'external',
       airline: child ? 'child process' : 'external',
       workers: child ? (options.workers ?? 1) : null,
-      generator_threads: generatorThreads,
       users,
       turns,
       think_ms: thinkMs,
