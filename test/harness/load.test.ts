@@ -145,6 +145,9 @@ describe('loadtest', { timeout: 120_000 }, () => {
       ...['--users', '2', '--turns', '2', '--think-ms', '0', '--warmup', '0', '--repeat', '2'],
       ...['--report', reportPath],
     ];
+    // from the command line, five pairs are pooled unless told otherwise: a p99 of 250 turns is their 3rd slowest
+    const loadtest = program.commands.find((command) => command.name() === 'loadtest');
+    expect(loadtest?.options.find((option) => option.long === '--repeat')?.defaultValue).toBe('5');
     await program.parseAsync(['node', 'agentstate', 'loadtest', ...argv]);
     const report = JSON.parse(readFileSync(reportPath, 'utf8')) as LoadReport;
     expect(report).toMatchObject({ users: 2, turns: 2, think_ms: 0, leaks: 0, probe_failures: 0, errors: 0 });
