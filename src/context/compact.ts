@@ -115,10 +115,11 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found`);
   const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
   // Without a tokenizer of the caller's, the check first counts UTF-8 bytes, an upper bound of the tokens
-  // (see UTF8_BYTES_BOUND): a history it finds under the threshold is under it, and the encoding (tens of
-  // MB of small objects that every full garbage collection of the process must then walk) is loaded only
-  // for a history the bound puts over. Once loaded, it counts exactly from the start.
-  let tokenizer = options.tokenizer ?? loadedTokenizer() ?? UTF8_BYTES_BOUND;
+  // (see UTF8_BYTES_BOUND): a history it finds under the threshold is under it, and the encoding (~0.2 s to
+  // load) is loaded only for a history the bound puts over. Once loaded, it counts exactly from the start.
+  const loaded = options.tokenizer ?? loadedTokenizer();
+  const bounding = loaded === null;
+  let tokenizer = loaded ?? UTF8_BYTES_BOUND;
   const summarizer = options.summarizer ?? rulesSummarizer();
   let cost = (m: Message) => storedMessageTokens(tokenizer, m);
   // The session's creation time is in the key: a session deleted and made again with the same id starts over.
@@ -135,7 +136,7 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   const source = storeMessageSource(store, scope, sessionId);
 
   let probe = await selectWindow(source, { budget: thresholdTokens, cost, floor });
-  if (!probe.complete && tokenizer === UTF8_BYTES_BOUND) {
+  if (!probe.complete && bounding) {
     const exact = await loadTokenizer();
     tokenizer = exact;
     cost = (m: Message) => storedMessageTokens(exact, m);

@@ -1,7 +1,9 @@
 /**
- * Offline token counting with the real BPE encodings of OpenAI models (gpt-tokenizer).
+ * Offline token counting with the real BPE encodings of OpenAI models (tiktoken, compiled to WebAssembly).
  *
- * An encoding is loaded on first use (o200k_base takes ~0.3 s and ~100 MB) and cached for the process.
+ * An encoding is loaded on first use (o200k_base takes ~0.2 s) and cached for the process. Its tables live
+ * in WebAssembly memory, outside the JavaScript heap, so the garbage collector never walks them (an
+ * encoding held as JavaScript objects, ~24 MB of them, made every full collection of a server 10-19 ms).
  * Text is counted as plain text: a special-token string such as `<|endoftext|>` inside a message is
  * counted as the characters it is, never refused and never treated as a control token.
  */
@@ -18,20 +20,17 @@ export interface Tokenizer {
   count(text: string): number;
 }
 
-type CountFn = (text: string, options: { disallowedSpecial: Set<string> }) => number;
+type CountFn = (text: string) => number;
 
 const loaded = new Map<EncodingName, Promise<Tokenizer>>();
 /** The encodings whose load has finished, for `loadedTokenizer`. */
 const ready = new Map<EncodingName, Tokenizer>();
-const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
 async function importEncoding(name: EncodingName): Promise<CountFn> {
-  switch (name) {
-    case 'o200k_base':
-      return (await import('gpt-tokenizer/encoding/o200k_base')).countTokens;
-    case 'cl100k_base':
-      return (await import('gpt-tokenizer/encoding/cl100k_base')).countTokens;
-  }
+  const { get_encoding } = await import('tiktoken');
+  // Kept for the life of the process (never freed): one per encoding, shared by every caller.
+  const encoding = get_encoding(name);
+  return (text: string) => encoding.encode_ordinary(text).length;
 }
 
 /** The encoding a model uses: o200k_base for GPT-4o, GPT-4.1, GPT-5 and the o-series; cl100k_base before. */
@@ -58,7 +57,7 @@ export async function loadTokenizer(encodingOrModel: string = DEFAULT_ENCODING):
   let tokenizer = loaded.get(name);
   if (tokenizer === undefined) {
     tokenizer = importEncoding(name).then((count) => {
-      const done: Tokenizer = { name, count: (text: string) => (text === '' ? 0 : count(text, NO_SPECIAL)) };
+      const done: Tokenizer = { name, count: (text: string) => (text === '' ? 0 : count(text)) };
       ready.set(name, done);
       return done;
     });

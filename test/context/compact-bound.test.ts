@@ -1,9 +1,10 @@
 /**
  * The compaction check without a caller's tokenizer decides with UTF-8 bytes (an upper bound of the tokens)
- * and loads the real encoding only for a history the bound puts over the threshold. This file runs in a
- * process of its own (vitest forks a worker per file), so "not loaded" means not loaded by these tests.
+ * and loads the real encoding only for a history the bound puts over the threshold. Vitest runs each file
+ * in a process of its own and the tests of a file in order: "not loaded" means not loaded by the tests
+ * above it in this file. The long history that the bound puts over is in compact-bound-long.test.ts.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { maybeCompact } from '../../src/context/compact.js';
 import { storedMessageTokens } from '../../src/context/message-tokens.js';
 import { readSummaryHead } from '../../src/context/summary-store.js';
@@ -24,52 +25,59 @@ const TEXTS = [
 ];
 
 describe('the compaction check without a tokenizer', () => {
-  it('decides a short history with the bound, never loading an encoding, and compacts a long one exactly', async () => {
+  it('decides a short history with the bound, read or grown, and never loads an encoding', async () => {
     const store = await openStore('memory:');
     try {
       const scope = freshScope();
-      const short = await store.createSession(scope, {});
-      await appendAll(store, scope, short.id, chatTurns(3));
+      const session = await store.createSession(scope, {});
+      await appendAll(store, scope, session.id, chatTurns(3));
+      const first = await store.listMessages(scope, session.id, { limit: 100 });
+      // Found under the threshold (read), and remembered as of its last seq.
+      expect(
+        await maybeCompact({
+          store,
+          scope,
+          sessionId: session.id,
+          thresholdTokens: 5000,
+          growth: { fromSeq: 0, appended: first },
+        }),
+      ).toBeNull();
+      // The next turn's growth follows it: decided from the remembered bound, with nothing read.
+      await appendAll(store, scope, session.id, chatTurns(1, 3));
+      const appended = await store.listMessages(scope, session.id, { after_seq: first.length, limit: 10 });
+      expect(appended).toHaveLength(4);
+      const reads = [vi.spyOn(store, 'listMessages'), vi.spyOn(store, 'lastMessages')];
+      const growth = { fromSeq: first.length, appended };
+      expect(
+        await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 5000, growth }),
+      ).toBeNull();
+      expect(reads.map((spy) => spy.mock.calls.length)).toEqual([0, 0]);
+      for (const spy of reads) spy.mockRestore();
       expect(loadedTokenizer()).toBeNull();
-      expect(await maybeCompact({ store, scope, sessionId: short.id, thresholdTokens: 5000 })).toBeNull();
-      // Again with growth known: still nothing to load.
-      expect(await maybeCompact({ store, scope, sessionId: short.id, thresholdTokens: 5000 })).toBeNull();
-      expect(loadedTokenizer()).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
 
-      // Over the bound but under the exact count: the encoding is loaded and nothing is compacted.
-      const exactOnly = await store.createSession(scope, {});
-      await appendAll(store, scope, exactOnly.id, chatTurns(3));
-      const messages = await store.listMessages(scope, exactOnly.id, { limit: 100 });
+  it('loads the encoding for a history over the bound, and does not compact one under the exact count', async () => {
+    const store = await openStore('memory:');
+    try {
+      const scope = freshScope();
+      const session = await store.createSession(scope, {});
+      await appendAll(store, scope, session.id, chatTurns(3));
+      const messages = await store.listMessages(scope, session.id, { limit: 100 });
       const bound = messages.reduce((n, m) => n + storedMessageTokens(UTF8_BYTES_BOUND, m), 0);
       const threshold = Math.floor(bound * 0.8);
+      expect(loadedTokenizer()).toBeNull();
       expect(
-        await maybeCompact({ store, scope, sessionId: exactOnly.id, thresholdTokens: threshold }),
+        await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: threshold }),
       ).toBeNull();
       const loaded = loadedTokenizer();
       expect(loaded?.name).toBe('o200k_base');
-      expect(await readSummaryHead(store, scope, exactOnly.id)).toBeNull();
-      // The threshold was between the two counts: the bound alone would have compacted.
+      expect(await readSummaryHead(store, scope, session.id)).toBeNull();
+      // Under the threshold by the exact count: the bound alone would have compacted it.
       const exact = messages.reduce((n, m) => n + storedMessageTokens(loaded!, m), 0);
       expect(exact).toBeLessThanOrEqual(threshold);
-      expect(bound).toBeGreaterThan(threshold);
-
-      // A long history compacts as with the encoding given.
-      const long = await store.createSession(scope, {});
-      const twin = await store.createSession(scope, {});
-      await appendAll(store, scope, long.id, chatTurns(30));
-      await appendAll(store, scope, twin.id, chatTurns(30));
-      const tokenizer = await loadTokenizer();
-      const withBound = await maybeCompact({ store, scope, sessionId: long.id, thresholdTokens: 600 });
-      const withExact = await maybeCompact({
-        store,
-        scope,
-        sessionId: twin.id,
-        thresholdTokens: 600,
-        tokenizer,
-      });
-      expect(withBound).not.toBeNull();
-      expect(withBound?.to_seq).toBe(withExact?.to_seq);
-      expect(withBound?.points).toEqual(withExact?.points);
     } finally {
       await store.close();
     }
