@@ -1,6 +1,9 @@
 /**
  * EXECUTING: the task's tool calls, one after the other, each with a checkpoint before (the PENDING action
- * and the checkpoint in one commit) and after (the result and the checkpoint in one commit). A step whose
+ * and the checkpoint in one commit) and after (the result and the checkpoint in one commit; for the task's
+ * last call, that commit is the turn's final one, which writes the result with the task's move to DONE and
+ * the turn's messages: a crash before it leaves the action PENDING, as a crash before any "after" does, and
+ * the resumed run recovers it through lookup). A step whose
  * action already exists is not run again: SUCCESS gives its result, FAILED fails the task, UNKNOWN blocks
  * it, PENDING (a crash during the call) goes through recovery. A task that moves to EXECUTING in this turn
  * gets that move written with its first call's begin (one commit), or on its own first when the first step
@@ -8,8 +11,9 @@
  */
 import { invalidRequest } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
-import type { Action, ActionError, Task } from '../core/model.js';
+import type { Action, Task } from '../core/model.js';
 import type { Language } from '../models/types.js';
+import type { ActionCompletion } from '../store/types.js';
 import { actionKey, executeAction, type RetryPolicy, recoverAction, type ToolOutcome } from './actions.js';
 import { blockedText, failedText } from './replies.js';
 import type { RunContext } from './run-context.js';
@@ -23,7 +27,8 @@ export interface FinalWrite {
   readonly state: 'DONE' | 'FAILED' | null;
   readonly status_line: string;
   readonly cause: string;
-  readonly fail_action: { readonly id: string; readonly error: ActionError } | null;
+  /** An action the final commit completes: the last call's result, or the call that failed the task. */
+  readonly complete_action: ({ readonly id: string } & ActionCompletion) | null;
 }
 
 export interface ExecutionReport {
@@ -64,21 +69,22 @@ export async function executeTask(
     unwritten = null;
     task = pick(result.tasks, task.id, task);
   };
+  const done = (completion: FinalWrite['complete_action']): ExecutionReport => ({
+    task,
+    actions,
+    text: type.doneText(task.slots, results, env.language),
+    write: {
+      state: 'DONE',
+      status_line: statusLine(type, 'DONE', task.slots, { kind: 'done', outcome: summarize(results) }),
+      cause: `all ${results.length} steps succeeded`,
+      complete_action: completion,
+    },
+  });
   for (let index = 0; ; index++) {
     const call = type.nextCall(task.slots, results);
     if (call === null) {
       await writeTransition();
-      return {
-        task,
-        actions,
-        text: type.doneText(task.slots, results, env.language),
-        write: {
-          state: 'DONE',
-          status_line: statusLine(type, 'DONE', task.slots, { kind: 'done', outcome: summarize(results) }),
-          cause: `all ${results.length} steps succeeded`,
-          fail_action: null,
-        },
-      };
+      return done(null);
     }
     const tool = env.tools.get(call.tool);
     if (tool === undefined) {
@@ -165,6 +171,7 @@ export async function executeTask(
       const error = { code: outcome.code, message: outcome.message };
       return failed(type, task, [...actions, action], outcome.message, env.language, {
         id: action.id,
+        status: 'FAILED',
         error,
       });
     }
@@ -177,6 +184,12 @@ export async function executeTask(
         return (now ?? action) as unknown as JsonValue;
       })) as unknown as Action;
       return blocked(type, task, [...actions, marked], marked, call.tool, env.language);
+    }
+    if (type.nextCall(task.slots, [...results, outcome.result]) === null) {
+      // The last call: the turn's final commit writes its result (see the top of this file).
+      actions.push(action);
+      results.push(outcome.result);
+      return done({ id: action.id, status: 'SUCCESS', result: outcome.result });
     }
     const { result } = await rt.commit(
       `after ${call.tool} (step ${step})`,
@@ -227,7 +240,7 @@ function failed(
   actions: Action[],
   reason: string,
   language: Language,
-  failAction: FinalWrite['fail_action'],
+  failAction: FinalWrite['complete_action'],
 ): ExecutionReport {
   return {
     task,
@@ -237,7 +250,7 @@ function failed(
       state: 'FAILED',
       status_line: statusLine(type, 'FAILED', task.slots, { kind: 'failed', reason }),
       cause: `a step failed: ${reason}`,
-      fail_action: failAction,
+      complete_action: failAction,
     },
   };
 }
@@ -259,7 +272,7 @@ function blocked(
       state: null,
       status_line: statusLine(type, 'EXECUTING', task.slots, { kind: 'blocked', reason }),
       cause: 'blocked',
-      fail_action: null,
+      complete_action: null,
     },
   };
 }

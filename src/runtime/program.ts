@@ -14,7 +14,7 @@ import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '.
 import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
 import { conversationFor } from './conversation.js';
-import { executeTask } from './execute.js';
+import { executeTask, type FinalWrite } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { rememberOutcome } from './memory-link.js';
 import { nothingText } from './replies.js';
@@ -108,7 +108,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
 
   const parts: string[] = [];
   const writes: Write[] = [];
-  const failActions: { id: string; error: { code: string; message: string } }[] = [];
+  const completions: NonNullable<FinalWrite['complete_action']>[] = [];
   const touched: string[] = [];
   const actions: Action[] = [];
   let reaction: Reaction | null = null;
@@ -174,7 +174,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     const { write } = report;
     // What the user chose is remembered before the commit that marks the task DONE (see memory-link.ts).
     if (write.state === 'DONE') await rememberOutcome(rt, report.task);
-    if (write.fail_action !== null) failActions.push(write.fail_action);
+    if (write.complete_action !== null) completions.push(write.complete_action);
     const changedLine = write.status_line !== report.task.status_line || write.state !== null;
     if (changedLine) {
       writes.push({
@@ -215,7 +215,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     update_tasks: writes.flatMap((w) =>
       w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
     ),
-    complete_actions: failActions.map((f) => ({ id: f.id, status: 'FAILED' as const, error: f.error })),
+    complete_actions: completions,
     messages: {
       session_id: sessionId,
       items: [

@@ -31,7 +31,7 @@ async function setup(
 const DONE_REPLY = 'Deployed web latest to staging: https://web.staging.example (5 steps).';
 
 describe('actions', () => {
-  it('runs five tool calls with a checkpoint before and after each', async () => {
+  it('runs five tool calls with a checkpoint before and after each (after the last: the final one)', async () => {
     const { store, scope, ledger, options } = await setup();
     const out = await runTurn({ ...options(), input: 'deploy web' });
     expect(out.reply).toBe(DONE_REPLY);
@@ -45,12 +45,19 @@ describe('actions', () => {
       'start',
       'collecting',
       'confirming',
-      ...DEPLOY_STEPS.flatMap((tool, i) => [
-        `before ${tool} (step ${i + 1})`,
-        `after ${tool} (step ${i + 1})`,
-      ]),
+      ...DEPLOY_STEPS.flatMap((tool, i) =>
+        i + 1 < DEPLOY_STEPS.length
+          ? [`before ${tool} (step ${i + 1})`, `after ${tool} (step ${i + 1})`]
+          : [`before ${tool} (step ${i + 1})`],
+      ),
       'turn',
     ]);
+    // The final checkpoint is the one after the last call: the call's result is written with it.
+    const final = await store.getCheckpoint(scope, out.checkpoint_id);
+    expect(final?.label).toBe('turn');
+    const deploy = out.actions.at(-1);
+    expect(deploy).toMatchObject({ tool: 'deploy.deploy', status: 'SUCCESS' });
+    expect(deploy?.result).toMatchObject({ url: 'https://web.staging.example' });
     // Each step gets the result of the one before.
     expect(readLedger(ledger)[1]?.params).toMatchObject({ service: 'web', plan: { step: 'deploy.plan' } });
   });
@@ -100,7 +107,8 @@ describe('actions', () => {
 
 describe('recovery of a PENDING action at resume', () => {
   // commitTurn calls of a deploy turn: 1 create, 2 confirming, then before/after each step, the first
-  // "before" with the move to EXECUTING (step 3 = deploy.run_tests: before 7, after 8), 13 the final one.
+  // "before" with the move to EXECUTING (step 3 = deploy.run_tests: before 7, after 8), then before step 5
+  // (11) and the final one (12), which writes step 5's result.
   it('lookup found: SUCCESS with the downstream’s result, no second side effect', async () => {
     const t = await setup();
     await expect(runTurn({ ...t.options(crashingStore(t.store, 8)), input: 'deploy web' })).rejects.toThrow(
@@ -114,6 +122,28 @@ describe('recovery of a PENDING action at resume', () => {
     expect(out?.reply).toBe(DONE_REPLY);
     expect(readLedger(t.ledger).map((l) => l.tool)).toEqual([...DEPLOY_STEPS]);
     expect(out?.actions.find((a) => a.tool === 'deploy.run_tests')?.attempts).toBe(1);
+  });
+
+  it('a crash after the last call, before the final commit that writes its result: lookup, no second effect', async () => {
+    const t = await setup();
+    await expect(runTurn({ ...t.options(crashingStore(t.store, 12)), input: 'deploy web' })).rejects.toThrow(
+      SimulatedCrash,
+    );
+    expect(readLedger(t.ledger).map((l) => l.tool)).toEqual([...DEPLOY_STEPS]);
+    const pending = await t.store.listActions(t.scope, { status: 'PENDING' });
+    expect(pending.items.map((a) => a.tool)).toEqual(['deploy.deploy']);
+    const task = (await t.store.listTasks(t.scope, { session_id: t.session.id })).items[0];
+    expect(task?.state).toBe('EXECUTING');
+    const out = await resumeRun(t.options());
+    expect(out?.resumed).toBe(true);
+    expect(out?.reply).toBe(DONE_REPLY);
+    expect(out?.tasks[0]?.state).toBe('DONE');
+    expect(out?.actions.find((a) => a.tool === 'deploy.deploy')).toMatchObject({
+      status: 'SUCCESS',
+      attempts: 1,
+      result: { url: 'https://web.staging.example' },
+    });
+    expect(readLedger(t.ledger)).toHaveLength(5);
   });
 
   it('lookup not found: runs again with the same key', async () => {

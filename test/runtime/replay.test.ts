@@ -180,7 +180,9 @@ describe('replay', () => {
       ...runtimeOptions(store, scope, refSession.id, ledgerTools(join(temp.dir, 'ref2.jsonl'))),
       input: 'deploy web 2.0.1 to production',
     });
-    for (let at = 1; at <= 13; at++) {
+    // 12 commits: create, confirming, before and after steps 1-4, before step 5, and the final one (which
+    // writes step 5's result).
+    for (let at = 1; at <= 12; at++) {
       for (const when of ['before', 'after'] as const) {
         const ledger = join(temp.dir, `crash-${at}-${when}.jsonl`);
         const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
