@@ -89,8 +89,11 @@ export async function selectAction(q: SqlExecutor, scope: ReadScope, id: string)
  * The common case (a new key, the task there, the id free) is one statement: the insert checks the task
  * and the id itself. When it inserts nothing, the reads below say why, in the order they always did.
  */
-export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewAction) {
-  const now = nowIso(ctx);
+/**
+ * A new PENDING action's record, and the statement that inserts it unless its task is missing, its id is
+ * taken or its key exists (then it inserts nothing).
+ */
+export function newActionInsert(ctx: SqlContext, scope: Scope, input: CheckedNewAction, now: string) {
   const action: Action = {
     id: input.id ?? newId('action', ctx.random),
     tenant_id: scope.tenant_id,
@@ -130,13 +133,20 @@ export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, inpu
     null,
   ];
   const values = `${Array(12).fill('?').join(', ')}, CAST(? AS INTEGER), ?, ?, ?, ?`;
-  const checked = await tx.run(
-    `INSERT INTO actions (${ACTION_COLUMNS}) SELECT ${values}
+  return {
+    action,
+    row,
+    sql: `INSERT INTO actions (${ACTION_COLUMNS}) SELECT ${values}
       WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND user_id = ?)
         AND NOT EXISTS (SELECT 1 FROM actions WHERE id = ?)
       ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING`,
-    [...row, input.task_id, scope.tenant_id, scope.user_id, action.id],
-  );
+    params: [...row, input.task_id, scope.tenant_id, scope.user_id, action.id],
+  };
+}
+
+export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewAction) {
+  const { action, row, sql, params } = newActionInsert(ctx, scope, input, nowIso(ctx));
+  const checked = await tx.run(sql, params);
   if (checked === 1) return { action, created: true };
   const existing = await selectActionByKey(tx, scope, input.idempotency_key);
   if (existing !== null) return { action: existing, created: false };

@@ -49,6 +49,25 @@ export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: 
   };
 }
 
+/** The key of a run in `ctx.lastCheckpoints` and the codec's memos. */
+export function checkpointRunKey(scope: Scope, run_id: string): string {
+  return JSON.stringify([scope.tenant_id, scope.user_id, run_id]);
+}
+
+/**
+ * What a one-statement put is encoded against: the run's last checkpoint as this store wrote it; null for
+ * a checkpoint with no parent that the store knows nothing of (it starts its run's chain, the runtime's first
+ * of a fresh run: encoded whole, with no manifest to read; whole is correct whatever the run holds, appends
+ * only save space); undefined when the previous manifest must be read.
+ */
+export function knownLast(
+  ctx: SqlContext,
+  runKey: string,
+  input: CheckedCheckpoint,
+): WrittenCheckpoint | null | undefined {
+  return ctx.lastCheckpoints.get(runKey) ?? (input.parent_id === null ? null : undefined);
+}
+
 /**
  * Stores a checkpoint: inside the caller's transaction, or with `oneStatement` (PostgreSQL, outside a
  * transaction) as one statement that writes its blobs and its row together, so a put is two round trips.
@@ -69,13 +88,9 @@ export async function insertCheckpoint(
   input: CheckedCheckpoint,
   oneStatement = false,
 ) {
-  const runKey = JSON.stringify([scope.tenant_id, scope.user_id, input.run_id]);
+  const runKey = checkpointRunKey(scope, input.run_id);
   const memo = runMemo(runKey);
-  // A checkpoint with no parent starts its run's chain (the runtime's first of a fresh run): encoded
-  // whole, with no manifest to read. Whole is correct whatever the run holds; appends only save space.
-  const last = oneStatement
-    ? (ctx.lastCheckpoints.get(runKey) ?? (input.parent_id === null ? null : undefined))
-    : undefined;
+  const last = oneStatement ? knownLast(ctx, runKey, input) : undefined;
   if (last !== undefined) {
     const written = await insertAfterKnown(ctx, tx, scope, input, last, memo);
     if (written !== null) {
@@ -152,18 +167,18 @@ function rowParams(checkpoint: Checkpoint, manifest: Manifest): SqlParam[] {
 }
 
 /**
- * PostgreSQL's one round trip: blobs and row, encoded against `last` (whole when null), stored only while
- * `last` still exists and the new id is free; null when nothing was stored. Both inserts read the same
+ * PostgreSQL's one round trip for a checkpoint: blobs and row, encoded against `last` (whole when null),
+ * stored only while `last` still exists and the new id is free. `ctes` (a guard `ok` and the blobs'
+ * insert) open a WITH; `insert` stores the row, and nothing when the guard fails. Both read the same
  * condition in one snapshot, so they happen together or not at all.
  */
-async function insertAfterKnown(
+export function checkpointAfterKnown(
   ctx: SqlContext,
-  tx: SqlExecutor,
   scope: Scope,
   input: CheckedCheckpoint,
   last: WrittenCheckpoint | null,
   memo: RunMemo,
-): Promise<{ checkpoint: Checkpoint; manifest: Manifest } | null> {
+) {
   const { manifest, blobs } = encodeChannels(input.channels, last?.manifest ?? null, memo);
   const checkpoint = newCheckpoint(ctx, scope, input);
   const free = 'NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)';
@@ -180,13 +195,29 @@ async function insertAfterKnown(
       : `, blobs AS (INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
       SELECT v.* FROM (VALUES ${blobs.map(() => BLOB_PLACEHOLDERS).join(', ')}) AS v(${BLOB_COLUMNS})
       WHERE EXISTS (SELECT 1 FROM ok) ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING)`;
-  const inserted = await tx.run(
-    `WITH ${guard}${insertBlobs}
-    INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
+  return {
+    checkpoint,
+    manifest,
+    ctes: `${guard}${insertBlobs}`,
+    cteParams: [...guardParams, ...blobParamsOf(scope, input.run_id, blobs)],
+    insert: `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
       SELECT ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ok)`,
-    [...guardParams, ...blobParamsOf(scope, input.run_id, blobs), ...rowParams(checkpoint, manifest)],
-  );
-  return inserted === 1 ? { checkpoint, manifest } : null;
+    insertParams: rowParams(checkpoint, manifest),
+  };
+}
+
+/** `checkpointAfterKnown` as a statement of its own; null when nothing was stored. */
+async function insertAfterKnown(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: Scope,
+  input: CheckedCheckpoint,
+  last: WrittenCheckpoint | null,
+  memo: RunMemo,
+): Promise<{ checkpoint: Checkpoint; manifest: Manifest } | null> {
+  const put = checkpointAfterKnown(ctx, scope, input, last, memo);
+  const inserted = await tx.run(`WITH ${put.ctes} ${put.insert}`, [...put.cteParams, ...put.insertParams]);
+  return inserted === 1 ? { checkpoint: put.checkpoint, manifest: put.manifest } : null;
 }
 
 /** Every blob that the given hashes need, following `base` links, of one (tenant, user, run). */

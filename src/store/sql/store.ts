@@ -15,6 +15,7 @@ import * as s from './sessions.js';
 import { SqlStoreBase } from './store-base.js';
 import * as k from './tasks.js';
 import { checkBatch, writeTurn } from './turn.js';
+import { writeTurnInOneStatement } from './turn-statement.js';
 
 export class SqlStore extends SqlStoreBase implements t.StateStore {
   // sessions
@@ -289,7 +290,13 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.scope(scope);
       return checkBatch(this.ctx, batch);
     };
-    const oneStatement = this.driver.dialect.name === 'postgres';
-    return this.do('write', check, (tx, b) => writeTurn(this.ctx, tx, scope, b, oneStatement));
+    if (this.driver.dialect.name !== 'postgres')
+      return this.do('write', check, (tx, b) => writeTurn(this.ctx, tx, scope, b));
+    // PostgreSQL: the usual turn as one statement; any other, or one it refuses, as a transaction.
+    return this.do('statement', check, async (q, b) => {
+      const written = await writeTurnInOneStatement(this.ctx, q, scope, b);
+      if (written !== null) return written;
+      return this.driver.transaction((tx) => writeTurn(this.ctx, tx, scope, b, true));
+    });
   }
 }

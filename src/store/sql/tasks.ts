@@ -67,21 +67,14 @@ async function writeEvent(
   from: TaskState | null,
   cause: string,
 ) {
-  await tx.run(`INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-    newId('event', ctx.random),
-    task.tenant_id,
-    task.user_id,
-    task.id,
-    from,
-    task.state,
-    cause,
-    task.version,
-    nowIso(ctx),
-  ]);
+  await tx.run(
+    `INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    eventParams(ctx, task, from, cause),
+  );
 }
 
-export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewTask) {
-  const now = nowIso(ctx);
+/** A new task's record and the parameters of its row (TASK_COLUMNS order). */
+export function newTaskRow(ctx: SqlContext, scope: Scope, input: CheckedNewTask, now: string) {
   const task: Task = {
     id: input.id ?? newId('task', ctx.random),
     tenant_id: scope.tenant_id,
@@ -97,10 +90,7 @@ export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope,
     updated_at: now,
     closed_at: isFinal(input.state) ? now : null,
   };
-  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM tasks WHERE id = ?', [input.id]))) {
-    throw conflict(ctx, 'task', input.id);
-  }
-  await tx.run(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+  const params: SqlParam[] = [
     task.id,
     task.tenant_id,
     task.user_id,
@@ -114,7 +104,31 @@ export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope,
     task.created_at,
     task.updated_at,
     task.closed_at,
-  ]);
+  ];
+  return { task, params };
+}
+
+/** The parameters of a task's event row (EVENT_COLUMNS order). */
+export function eventParams(ctx: SqlContext, task: Task, from: TaskState | null, cause: string): SqlParam[] {
+  return [
+    newId('event', ctx.random),
+    task.tenant_id,
+    task.user_id,
+    task.id,
+    from,
+    task.state,
+    cause,
+    task.version,
+    nowIso(ctx),
+  ];
+}
+
+export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope, input: CheckedNewTask) {
+  const { task, params } = newTaskRow(ctx, scope, input, nowIso(ctx));
+  if (input.id !== null && (await tx.get('SELECT 1 AS one FROM tasks WHERE id = ?', [input.id]))) {
+    throw conflict(ctx, 'task', input.id);
+  }
+  await tx.run(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
   await writeEvent(ctx, tx, task, null, 'created');
   return task;
 }
@@ -193,15 +207,19 @@ export async function applyTaskPatch(
   return next;
 }
 
-async function applyTaskPatchInOneStatement(
-  ctx: SqlContext,
-  tx: SqlExecutor,
+/**
+ * The one-statement patch of a task (PostgreSQL): an UPDATE of the row read FOR UPDATE, checked against the
+ * expected version and, for a move, the states it may come from; `returning` lists what it returns (the
+ * old state is `o.old_state`). No row comes back when it is refused.
+ */
+export function taskPatchUpdate(
   scope: ReadScope,
   id: string,
   expected: number,
   patch: CheckedTaskPatch,
-): Promise<Task> {
-  const now = nowIso(ctx);
+  now: string,
+  returning: string,
+): { sql: string; params: SqlParam[] } {
   const sets = ['version = t.version + 1', 'updated_at = ?'];
   const params: SqlParam[] = [now];
   if (patch.slots !== undefined) {
@@ -231,15 +249,28 @@ async function applyTaskPatchInOneStatement(
     allowed = ` AND t.state IN (${allowedFrom.map(() => '?').join(', ')})`;
   }
   const where = scopeWhere(scope);
-  const row = await tx.get(
-    `UPDATE tasks AS t SET ${sets.join(', ')}
+  return {
+    sql: `UPDATE tasks AS t SET ${sets.join(', ')}
       FROM (SELECT id, state AS old_state FROM tasks WHERE id = ? AND ${where.sql} FOR UPDATE) AS o
       WHERE t.id = o.id AND t.version = ?${allowed}
-      RETURNING ${TASK_COLUMNS.split(', ')
-        .map((column) => `t.${column}`)
-        .join(', ')}, o.old_state`,
-    [...params, id, ...where.params, expected, ...allowedFrom],
-  );
+      RETURNING ${returning}`,
+    params: [...params, id, ...where.params, expected, ...allowedFrom],
+  };
+}
+
+async function applyTaskPatchInOneStatement(
+  ctx: SqlContext,
+  tx: SqlExecutor,
+  scope: ReadScope,
+  id: string,
+  expected: number,
+  patch: CheckedTaskPatch,
+): Promise<Task> {
+  const returning = `${TASK_COLUMNS.split(', ')
+    .map((column) => `t.${column}`)
+    .join(', ')}, o.old_state`;
+  const update = taskPatchUpdate(scope, id, expected, patch, nowIso(ctx), returning);
+  const row = await tx.get(update.sql, update.params);
   if (row === undefined) {
     // Refused: read the row to say why, in the order the two-statement path checks.
     const current = await selectTask(tx, scope, id);

@@ -1,0 +1,280 @@
+/**
+ * PostgreSQL: a turn's commit as one statement. A turn commits a session patch, tasks created and updated,
+ * actions begun and completed, its messages and a checkpoint; as a transaction that is BEGIN, a statement
+ * or two per part and COMMIT: 6 round trips for a turn that fills a slot, 11 for one that books. Here it is
+ * one: data-modifying WITH clauses (the checkpoint's blobs and row, each task's insert or update with its
+ * event, each action's insert or completion, the session's patch and count with the messages), and a main
+ * query that divides by the product of what each wrote (one row each). When any wrote nothing (a stale
+ * version, a refused move, an expired session, a session of another TTL, an id or key already there, a
+ * task or action missing, a previous checkpoint gone), the division by zero fails the statement,
+ * PostgreSQL undoes all of it, and the caller runs the transaction, which writes the turn or says exactly
+ * why not. So does a batch this statement does not take (a part whose row another part of the same batch
+ * writes, no messages, more than MAX_MESSAGES).
+ */
+import { newId } from '../../core/ids.js';
+import {
+  type Action,
+  type Message,
+  SESSION_STATUSES,
+  SESSION_TRANSITIONS,
+  type Task,
+} from '../../core/model.js';
+import { runMemo } from '../shared/checkpoint-codec.js';
+import type { Scope, TurnResult } from '../types.js';
+import { newActionInsert } from './actions.js';
+import { checkpointAfterKnown, checkpointRunKey, knownLast } from './checkpoints.js';
+import { isoAfter, nowIso, type SqlContext, scopeWhere } from './context.js';
+import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import {
+  ACTION_COLUMNS,
+  EVENT_COLUMNS,
+  MESSAGE_COLUMNS,
+  SESSION_COLUMNS,
+  TASK_COLUMNS,
+  toAction,
+  toJson,
+  toSession,
+  toTask,
+} from './rows.js';
+import { eventParams, newTaskRow, taskPatchUpdate } from './tasks.js';
+import type { CheckedBatch } from './turn.js';
+
+/** Messages per turn this statement takes (one VALUES list); more go through the transaction. */
+const MAX_MESSAGES = 50;
+
+/**
+ * SQLSTATEs on which the transaction runs instead: the guard (division by zero), a key or id already there
+ * (unique violation: the transaction finds the existing action, or says which id is taken), and the
+ * conflicts a transaction retries (serialization failure, deadlock).
+ */
+const FALL_BACK_CODES = new Set(['22012', '23505', '40001', '40P01']);
+
+function prefixed(columns: string, prefix: string, alias = ''): string {
+  return columns
+    .split(', ')
+    .map((column) => `${alias}${column} AS ${prefix}${column}`)
+    .join(', ');
+}
+
+function unprefixed(row: SqlRow, columns: string, prefix: string): SqlRow {
+  const out: SqlRow = {};
+  for (const column of columns.split(', ')) out[column] = row[`${prefix}${column}`];
+  return out;
+}
+
+function distinct(values: readonly string[]): boolean {
+  return new Set(values).size === values.length;
+}
+
+/**
+ * True when the batch has a shape this statement writes: messages and a checkpoint, a session patch (if
+ * any) of the messages' session, and no row written by two parts (all of them see one snapshot, so a task
+ * created here could not be updated or given an action here, nor an action begun here be completed).
+ */
+function fits(b: CheckedBatch): boolean {
+  if (b.messages === null || b.checkpoint === null) return false;
+  const n = b.messages.items.length;
+  if (n === 0 || n > MAX_MESSAGES) return false;
+  if (b.session !== null && b.session.id !== b.messages.session_id) return false;
+  const created = b.creates.map((t) => t.id).filter((id): id is string => id !== null);
+  const updated = b.updates.map((u) => u.id);
+  const begun = b.begins.map((a) => a.id).filter((id): id is string => id !== null);
+  const completed = b.completes.map((c) => c.id);
+  return (
+    distinct([...created, ...updated]) &&
+    distinct([...begun, ...completed]) &&
+    distinct(b.begins.map((a) => a.idempotency_key)) &&
+    b.begins.every((a) => !created.includes(a.task_id))
+  );
+}
+
+/**
+ * Writes the batch in one statement; null when it has another shape or a guard refused it (nothing was
+ * written), and the caller runs the transaction instead.
+ */
+export async function writeTurnInOneStatement(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: Scope,
+  b: CheckedBatch,
+): Promise<TurnResult | null> {
+  if (!fits(b) || b.messages === null || b.checkpoint === null) return null;
+  const runKey = checkpointRunKey(scope, b.checkpoint.run_id);
+  const last = knownLast(ctx, runKey, b.checkpoint);
+  if (last === undefined) return null;
+  const now = nowIso(ctx);
+  const where = scopeWhere(scope);
+  const ctes: string[] = [];
+  const params: SqlParam[] = [];
+  /** The WITH clauses that must each write one row, and those whose row the main query returns. */
+  const counted: string[] = [];
+  const returned: string[] = [];
+
+  const put = checkpointAfterKnown(ctx, scope, b.checkpoint, last, runMemo(runKey));
+  ctes.push(put.ctes, `cp AS (${put.insert} RETURNING 1 AS one)`);
+  params.push(...put.cteParams, ...put.insertParams);
+  counted.push('cp');
+
+  const created: Task[] = [];
+  b.creates.forEach((input, i) => {
+    const { task, params: row } = newTaskRow(ctx, scope, input, now);
+    created.push(task);
+    ctes.push(
+      `tc${i} AS (INSERT INTO tasks (${TASK_COLUMNS}) VALUES (${row.map(() => '?').join(', ')}) RETURNING 1 AS one)`,
+      `tce${i} AS (INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))`,
+    );
+    params.push(...row, ...eventParams(ctx, task, null, 'created'));
+    counted.push(`tc${i}`);
+  });
+
+  b.updates.forEach((update, i) => {
+    const patched = taskPatchUpdate(
+      scope,
+      update.id,
+      update.expected,
+      update.patch,
+      now,
+      `${prefixed(TASK_COLUMNS, `tu${i}_`, 't.')}, o.old_state AS tu${i}_old_state`,
+    );
+    ctes.push(`tu${i} AS (${patched.sql})`);
+    params.push(...patched.params);
+    counted.push(`tu${i}`);
+    returned.push(`tu${i}`);
+    if (update.patch.state !== undefined) {
+      const p = `tu${i}_`;
+      ctes.push(`tue${i} AS (INSERT INTO task_events (${EVENT_COLUMNS})
+        SELECT ?, ${p}tenant_id, ${p}user_id, ${p}id, ${p}old_state, ${p}state, ?, ${p}version, ? FROM tu${i}
+        WHERE ${p}old_state <> ${p}state)`);
+      params.push(newId('event', ctx.random), update.patch.cause, now);
+    }
+  });
+
+  const begun: Action[] = [];
+  b.begins.forEach((input, i) => {
+    const insert = newActionInsert(ctx, scope, input, now);
+    begun.push(insert.action);
+    ctes.push(`ab${i} AS (${insert.sql} RETURNING 1 AS one)`);
+    params.push(...insert.params);
+    counted.push(`ab${i}`);
+  });
+
+  b.completes.forEach(({ id, done }, i) => {
+    ctes.push(`ac${i} AS (UPDATE actions SET status = ?, result = ?, error = ?, updated_at = ?, completed_at = ?
+      WHERE id = ? AND ${where.sql} AND status = 'PENDING' RETURNING ${prefixed(ACTION_COLUMNS, `ac${i}_`)})`);
+    params.push(
+      done.status,
+      done.result === null ? null : toJson(done.result),
+      done.error === null ? null : toJson(done.error),
+      now,
+      now,
+      id,
+      ...where.params,
+    );
+    counted.push(`ac${i}`);
+    returned.push(`ac${i}`);
+  });
+
+  // The session: its patch, its count of messages and its TTL, in one UPDATE (a row is written once per
+  // statement). The expiry is computed here from the TTL the session will have: the patch's, or the
+  // default, which the row must then have (another is known only from the row).
+  const { session_id, items } = b.messages;
+  const patch = b.session?.patch ?? {};
+  const ttl = patch.ttl_seconds ?? ctx.defaultSessionTtlSeconds;
+  const sets = ['message_count = message_count + ?', 'last_activity_at = ?', 'expires_at = ?'];
+  const setParams: SqlParam[] = [items.length, now, isoAfter(ctx, ttl * 1000)];
+  const conditions = [`id = ? AND ${where.sql} AND expires_at > ?`];
+  const conditionParams: SqlParam[] = [session_id, ...where.params, now];
+  if (patch.ttl_seconds === undefined) {
+    conditions.push('ttl_seconds = ?');
+    conditionParams.push(ttl);
+  }
+  if (b.session !== null) {
+    sets.push('version = version + 1', 'updated_at = ?');
+    setParams.push(now);
+    conditions.push('version = ?');
+    conditionParams.push(b.session.expected);
+    const to = patch.status;
+    if (to !== undefined) {
+      const from = SESSION_STATUSES.filter((s) => s === to || SESSION_TRANSITIONS[s].includes(to));
+      sets.push('status = ?');
+      setParams.push(to);
+      if (to === 'ended') {
+        sets.push(`ended_at = CASE WHEN status = 'ended' THEN ended_at ELSE ? END`);
+        setParams.push(now);
+      }
+      conditions.push(`status IN (${from.map(() => '?').join(', ')})`);
+      conditionParams.push(...from);
+    }
+    if (patch.context !== undefined) {
+      sets.push('context = ?');
+      setParams.push(toJson(patch.context));
+    }
+    if (patch.agent !== undefined) {
+      sets.push('agent = ?');
+      setParams.push(patch.agent);
+    }
+    if (patch.ttl_seconds !== undefined) {
+      sets.push('ttl_seconds = ?');
+      setParams.push(patch.ttl_seconds);
+    }
+  }
+  ctes.push(`s AS (UPDATE sessions SET ${sets.join(', ')} WHERE ${conditions.join(' AND ')}
+      RETURNING message_count AS s_message_count, ${prefixed(SESSION_COLUMNS, 's_')})`);
+  params.push(...setParams, ...conditionParams);
+  counted.push('s');
+  returned.push('s');
+  const ids = items.map(() => newId('message', ctx.random));
+  const values = items.map(() => '(CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?)').join(', ');
+  ctes.push(`m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+      SELECT v.id, ?, s_user_id, s_id, s_message_count - ? + v.k, v.role, v.content, v.name, v.tool_calls,
+        v.tool_call_id, v.metadata, ? FROM s
+      CROSS JOIN (VALUES ${values}) AS v(k, id, role, content, name, tool_calls, tool_call_id, metadata))`);
+  params.push(scope.tenant_id, items.length, now);
+  items.forEach((item, i) => {
+    params.push(
+      i + 1,
+      ids[i] as string,
+      item.role,
+      item.content,
+      item.name,
+      item.tool_calls === null ? null : toJson(item.tool_calls),
+      item.tool_call_id,
+      toJson(item.metadata),
+    );
+  });
+
+  const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
+  const joined = returned.map((name) => ` LEFT JOIN ${name} ON TRUE`).join('');
+  let row: SqlRow | undefined;
+  try {
+    row = await q.get(
+      `WITH ${ctes.join(', ')}
+      SELECT * FROM (SELECT 1 / (${guard}) AS passed) AS g${joined}`,
+      params,
+    );
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && FALL_BACK_CODES.has(code)) return null;
+    throw error;
+  }
+  if (row === undefined) return null;
+  ctx.lastCheckpoints.set(runKey, { id: put.checkpoint.id, manifest: put.manifest });
+  const session = toSession(unprefixed(row, SESSION_COLUMNS, 's_'));
+  const first = Number(row.s_message_count) - items.length + 1;
+  const messages: Message[] = items.map((item, i) => ({
+    id: ids[i] as string,
+    tenant_id: scope.tenant_id,
+    user_id: session.user_id,
+    session_id,
+    seq: first + i,
+    ...item,
+    created_at: now,
+  }));
+  return {
+    session,
+    tasks: [...created, ...b.updates.map((_, i) => toTask(unprefixed(row, TASK_COLUMNS, `tu${i}_`)))],
+    actions: [...begun, ...b.completes.map((_, i) => toAction(unprefixed(row, ACTION_COLUMNS, `ac${i}_`)))],
+    messages,
+    checkpoint: put.checkpoint,
+  };
+}

@@ -1,0 +1,355 @@
+/**
+ * PostgreSQL writes a turn's usual commit (at most one task update, messages, a checkpoint after one it
+ * wrote) as one statement, and anything else, or one a guard refuses, as a transaction. Every statement
+ * and transaction is counted; a refused statement leaves nothing behind and the transaction says why.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { AgentStateError } from '../../src/core/errors.js';
+import { newId } from '../../src/core/ids.js';
+import { postgresDriver } from '../../src/store/postgres/driver.js';
+import type { SqlDriver, SqlExecutor } from '../../src/store/sql/executor.js';
+import { migrate } from '../../src/store/sql/migrate.js';
+import { SqlStore } from '../../src/store/sql/store.js';
+import type { Scope, TurnBatch } from '../../src/store/types.js';
+import { dropSchema, POSTGRES_URL, randomSchema } from './postgres-env.js';
+
+const schema = randomSchema();
+const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 3 });
+const counts = { statements: 0, transactions: 0 };
+const clock = new ManualClock(Date.parse('2026-06-01T00:00:00.000Z'));
+let store: SqlStore;
+
+function counting(inner: SqlDriver): SqlDriver {
+  const wrap = (q: SqlExecutor): SqlExecutor => ({
+    all: (sql, params) => {
+      counts.statements++;
+      return q.all(sql, params);
+    },
+    get: (sql, params) => {
+      counts.statements++;
+      return q.get(sql, params);
+    },
+    run: (sql, params) => {
+      counts.statements++;
+      return q.run(sql, params);
+    },
+  });
+  return {
+    ...inner,
+    query: wrap(inner.query),
+    transaction: (fn) => {
+      counts.transactions++;
+      return inner.transaction((tx) => fn(wrap(tx)));
+    },
+  };
+}
+
+beforeAll(async () => {
+  const inner = postgresDriver({ pool, schema, searchPathSet: false });
+  await migrate(inner);
+  store = new SqlStore('postgres', counting(inner), { clock });
+});
+
+afterAll(async () => {
+  await pool.end();
+  await dropSchema(schema);
+});
+
+let users = 0;
+
+/** A session with a task and a run whose first checkpoint this store wrote (as the runtime's 'start'). */
+async function turnSetup(sessionTtl?: number) {
+  const scope: Scope = { tenant_id: 'tenant', user_id: `user${++users}` };
+  const session = await store.createSession(scope, {
+    agent: 'a',
+    ...(sessionTtl ? { ttl_seconds: sessionTtl } : {}),
+  });
+  const task = await store.createTask(scope, {
+    type: 'booking',
+    session_id: session.id,
+    state: 'COLLECTING',
+  });
+  const run_id = `run_${users}`;
+  const start = await store.putCheckpoint(scope, {
+    run_id,
+    session_id: session.id,
+    step: 0,
+    label: 'start',
+    channels: { journal: [{ kind: 'load', value: { session: session.id } }] },
+  });
+  const batch = (
+    patch: NonNullable<TurnBatch['update_tasks']>[number]['patch'],
+    expected = task.version,
+  ): TurnBatch => ({
+    update_tasks: [{ id: task.id, expected_version: expected, patch }],
+    messages: {
+      session_id: session.id,
+      items: [
+        { role: 'user', content: 'on the 4th', metadata: { run_id } },
+        { role: 'assistant', content: 'Which cabin?', metadata: { run_id, task_ids: [task.id] } },
+      ],
+    },
+    checkpoint: {
+      id: newId('checkpoint'),
+      run_id,
+      session_id: session.id,
+      task_id: task.id,
+      step: 1,
+      parent_id: start.id,
+      label: 'turn',
+      channels: {
+        journal: [
+          { kind: 'load', value: { session: session.id } },
+          { kind: 'model.extract', value: { date: '2026-06-04', text: 'NUL \u0000 and \u0001 survive' } },
+        ],
+      },
+    },
+  });
+  return { scope, session, task, start, batch };
+}
+
+function reset() {
+  counts.statements = 0;
+  counts.transactions = 0;
+}
+
+describe('a turn in one statement (PostgreSQL)', () => {
+  it('writes the usual turn in one statement: task, messages, session, checkpoint, as the reads give them', async () => {
+    const { scope, session, task, batch } = await turnSetup();
+    reset();
+    const done = await store.commitTurn(
+      scope,
+      batch({ slots: { date: '2026-06-04' }, status_line: 'date set' }),
+    );
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(done.tasks).toEqual([await store.getTask(scope, task.id)]);
+    expect(done.tasks[0]).toMatchObject({
+      version: task.version + 1,
+      slots: { date: '2026-06-04' },
+      state: 'COLLECTING',
+    });
+    expect(done.session).toEqual(await store.getSession(scope, session.id));
+    expect(done.messages).toEqual(await store.listMessages(scope, session.id));
+    expect(done.messages.map((m) => m.seq)).toEqual([1, 2]);
+    expect(done.checkpoint).not.toBeNull();
+    const read = await store.getCheckpoint(scope, done.checkpoint?.id ?? '');
+    expect(read?.channels).toEqual(batch({}).checkpoint?.channels);
+    expect(await store.listTaskEvents(scope, task.id)).toHaveLength(1);
+
+    // The next turn's seqs follow, and a move writes its event in the same statement.
+    reset();
+    const next = await store.commitTurn(scope, {
+      ...batch({ state: 'CONFIRMING', cause: 'all slots filled' }, task.version + 1),
+      checkpoint: {
+        ...(batch({}).checkpoint as NonNullable<TurnBatch['checkpoint']>),
+        id: newId('checkpoint'),
+        step: 2,
+        parent_id: done.checkpoint?.id ?? null,
+      },
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(next.messages.map((m) => m.seq)).toEqual([3, 4]);
+    const events = await store.listTaskEvents(scope, task.id);
+    expect(events.map((e) => [e.from_state, e.to_state, e.cause, e.task_version])).toEqual([
+      [null, 'COLLECTING', 'created', 1],
+      ['COLLECTING', 'CONFIRMING', 'all slots filled', 3],
+    ]);
+  });
+
+  it('a stale version: the statement writes nothing, the transaction answers version_conflict', async () => {
+    const { scope, session, task, start, batch } = await turnSetup();
+    reset();
+    const refused = store.commitTurn(scope, batch({ status_line: 'stale' }, task.version + 5));
+    await expect(refused).rejects.toMatchObject({ code: 'version_conflict' });
+    expect(counts.statements).toBeGreaterThan(1);
+    expect(counts.transactions).toBe(1);
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    expect(await store.getSession(scope, session.id)).toEqual(session);
+    expect(await store.getTask(scope, task.id)).toEqual(task);
+    expect((await store.listCheckpoints(scope, start.run_id)).items.map((c) => c.id)).toEqual([start.id]);
+  });
+
+  it('a refused move writes nothing either', async () => {
+    const { scope, session, task, batch } = await turnSetup();
+    const refused = store.commitTurn(scope, batch({ state: 'DONE' }));
+    await expect(refused).rejects.toBeInstanceOf(AgentStateError);
+    await expect(refused).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    expect(await store.getTask(scope, task.id)).toEqual(task);
+    expect(await store.listTaskEvents(scope, task.id)).toHaveLength(1);
+  });
+
+  it('a session of another TTL goes through the transaction, which renews it by its own TTL', async () => {
+    const { scope, session, batch } = await turnSetup(120);
+    reset();
+    clock.advance(1_000);
+    const done = await store.commitTurn(scope, batch({ status_line: 'ttl' }));
+    expect(counts.transactions).toBe(1);
+    expect(done.session?.expires_at).toBe(new Date(clock.now() + 120_000).toISOString());
+    expect(done.messages.map((m) => m.seq)).toEqual([1, 2]);
+    expect((await store.getSession(scope, session.id))?.expires_at).toBe(done.session?.expires_at);
+  });
+
+  it('an expired session: not_found, and nothing written', async () => {
+    const { scope, session, task, batch } = await turnSetup(5);
+    clock.advance(10_000);
+    await expect(store.commitTurn(scope, batch({ status_line: 'late' }))).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect(await store.getTask(scope, task.id)).toEqual(task);
+    expect(await store.listMessages({ tenant_id: scope.tenant_id }, session.id)).toEqual([]);
+  });
+
+  it('a checkpoint id already taken: conflict, and nothing written', async () => {
+    const { scope, session, task, start, batch } = await turnSetup();
+    const taken = { ...batch({ status_line: 'dup' }) };
+    const refused = store.commitTurn(scope, {
+      ...taken,
+      checkpoint: { ...(taken.checkpoint as NonNullable<TurnBatch['checkpoint']>), id: start.id },
+    });
+    await expect(refused).rejects.toMatchObject({ code: 'conflict' });
+    expect(await store.getTask(scope, task.id)).toEqual(task);
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+  });
+
+  it('a first turn (session patch, task created) and a booking (action begun, then completed) are one statement each', async () => {
+    const { scope, session, start, batch } = await turnSetup();
+    const usual = batch({});
+    reset();
+    const first = await store.commitTurn(scope, {
+      session: {
+        id: session.id,
+        expected_version: session.version,
+        patch: { status: 'waiting_for_user', agent: 'b' },
+      },
+      create_tasks: [
+        { type: 'booking', session_id: session.id, state: 'CONFIRMING', slots: { from: 'BJS' } },
+      ],
+      messages: usual.messages,
+      checkpoint: usual.checkpoint,
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(first.session).toEqual(await store.getSession(scope, session.id));
+    expect(first.session).toMatchObject({
+      status: 'waiting_for_user',
+      agent: 'b',
+      version: session.version + 1,
+    });
+    const created = first.tasks[0];
+    expect(created).toEqual(await store.getTask(scope, created?.id ?? ''));
+    expect(
+      (await store.listTaskEvents(scope, created?.id ?? '')).map((e) => [e.from_state, e.to_state, e.cause]),
+    ).toEqual([[null, 'CONFIRMING', 'created']]);
+    const checkpoint = (n: number, parent: string | null) => ({
+      ...(usual.checkpoint as NonNullable<TurnBatch['checkpoint']>),
+      id: newId('checkpoint'),
+      step: n,
+      parent_id: parent,
+    });
+    const task = created as NonNullable<typeof created>;
+    reset();
+    const before = await store.commitTurn(scope, {
+      begin_actions: [
+        {
+          task_id: task.id,
+          session_id: session.id,
+          type: 'tool_call',
+          tool: 'airline.book',
+          params: { a: 1 },
+          idempotency_key: `k-${task.id}`,
+        },
+      ],
+      update_tasks: [
+        {
+          id: task.id,
+          expected_version: 1,
+          patch: { state: 'EXECUTING', cause: 'confirmed', status_line: 'booking' },
+        },
+      ],
+      messages: usual.messages,
+      checkpoint: checkpoint(2, first.checkpoint?.id ?? start.id),
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    const action = before.actions[0];
+    expect(action).toEqual(await store.getAction(scope, action?.id ?? ''));
+    expect(action).toMatchObject({ status: 'PENDING', attempts: 1 });
+    reset();
+    const after = await store.commitTurn(scope, {
+      session: { id: session.id, expected_version: session.version + 1, patch: { status: 'active' } },
+      complete_actions: [{ id: action?.id ?? '', status: 'SUCCESS', result: { booking_id: 'bk_1' } }],
+      update_tasks: [
+        { id: task.id, expected_version: 2, patch: { state: 'DONE', cause: 'all steps succeeded' } },
+      ],
+      messages: usual.messages,
+      checkpoint: checkpoint(3, before.checkpoint?.id ?? null),
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(after.actions).toEqual([await store.getAction(scope, action?.id ?? '')]);
+    expect(after.actions[0]).toMatchObject({ status: 'SUCCESS', result: { booking_id: 'bk_1' } });
+    expect(after.tasks).toEqual([await store.getTask(scope, task.id)]);
+    expect(after.tasks[0]).toMatchObject({ state: 'DONE', version: 3 });
+    expect(after.tasks[0]?.closed_at).not.toBeNull();
+    expect(after.session).toEqual(await store.getSession(scope, session.id));
+    expect(after.messages.map((m) => m.seq)).toEqual([5, 6]);
+    expect((await store.listTaskEvents(scope, task.id)).map((e) => e.to_state)).toEqual([
+      'CONFIRMING',
+      'EXECUTING',
+      'DONE',
+    ]);
+  });
+
+  it('a key begun before: the transaction answers the existing action; a stale session version: version_conflict', async () => {
+    const { scope, session, task, batch } = await turnSetup();
+    const usual = batch({});
+    const key = `k-${task.id}`;
+    const { action } = await store.beginAction(scope, {
+      task_id: task.id,
+      type: 'tool_call',
+      params: null,
+      idempotency_key: key,
+    });
+    reset();
+    const again = await store.commitTurn(scope, {
+      begin_actions: [{ task_id: task.id, type: 'tool_call', params: null, idempotency_key: key }],
+      messages: usual.messages,
+      checkpoint: usual.checkpoint,
+    });
+    expect(counts.transactions).toBe(1);
+    expect(again.actions).toEqual([action]);
+    const stale = store.commitTurn(scope, {
+      session: { id: session.id, expected_version: session.version + 7, patch: { status: 'active' } },
+      messages: usual.messages,
+      checkpoint: {
+        ...(usual.checkpoint as NonNullable<TurnBatch['checkpoint']>),
+        id: newId('checkpoint'),
+        step: 2,
+        parent_id: again.checkpoint?.id ?? null,
+      },
+    });
+    await expect(stale).rejects.toMatchObject({ code: 'version_conflict', details: { kind: 'session' } });
+    expect(await store.listMessages(scope, session.id)).toHaveLength(2);
+  });
+
+  it('a batch without messages (a move written on its own) goes straight to the transaction', async () => {
+    const { scope, task, batch } = await turnSetup();
+    reset();
+    const usual = batch({});
+    await store.commitTurn(scope, {
+      update_tasks: [{ id: task.id, expected_version: task.version, patch: { status_line: 'alone' } }],
+      checkpoint: usual.checkpoint,
+    });
+    expect(counts).toEqual({ statements: counts.statements, transactions: 1 });
+  });
+
+  it('another user of the tenant cannot write the turn of a session it does not own', async () => {
+    const { scope, session, task, batch } = await turnSetup();
+    const other = { tenant_id: scope.tenant_id, user_id: `${scope.user_id}-other` };
+    await expect(store.commitTurn(other, batch({ status_line: 'theirs' }))).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect(await store.getTask(scope, task.id)).toEqual(task);
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+  });
+});
