@@ -332,15 +332,30 @@ describe('a turn in one statement (PostgreSQL)', () => {
     expect(await store.listMessages(scope, session.id)).toHaveLength(2);
   });
 
-  it('a batch without messages (a move written on its own) goes straight to the transaction', async () => {
-    const { scope, task, batch } = await turnSetup();
-    reset();
+  it('a batch without messages is one statement (no session written); a session patch without messages is a transaction', async () => {
+    const { scope, session, task, batch } = await turnSetup();
     const usual = batch({});
-    await store.commitTurn(scope, {
+    reset();
+    const alone = await store.commitTurn(scope, {
       update_tasks: [{ id: task.id, expected_version: task.version, patch: { status_line: 'alone' } }],
       checkpoint: usual.checkpoint,
     });
-    expect(counts).toEqual({ statements: counts.statements, transactions: 1 });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(alone.session).toBeNull();
+    expect(alone.messages).toEqual([]);
+    expect(alone.tasks).toEqual([await store.getTask(scope, task.id)]);
+    reset();
+    const patched = await store.commitTurn(scope, {
+      session: { id: session.id, expected_version: session.version, patch: { status: 'paused' } },
+      checkpoint: {
+        ...(usual.checkpoint as NonNullable<TurnBatch['checkpoint']>),
+        id: newId('checkpoint'),
+        step: 2,
+        parent_id: alone.checkpoint?.id ?? null,
+      },
+    });
+    expect(counts.transactions).toBe(1);
+    expect(patched.session).toMatchObject({ status: 'paused', version: session.version + 1 });
   });
 
   it('another user of the tenant cannot write the turn of a session it does not own', async () => {

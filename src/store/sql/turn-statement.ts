@@ -8,8 +8,8 @@
  * version, a refused move, an expired session, a session of another TTL, an id or key already there, a
  * task or action missing, a previous checkpoint gone), the division by zero fails the statement,
  * PostgreSQL undoes all of it, and the caller runs the transaction, which writes the turn or says exactly
- * why not. So does a batch this statement does not take (a part whose row another part of the same batch
- * writes, no messages, more than MAX_MESSAGES).
+ * why not. So does a batch this statement does not take: no checkpoint, a part whose row another part of
+ * the same batch writes, a session patch without messages or of another session, more than MAX_MESSAGES.
  */
 import { newId } from '../../core/ids.js';
 import {
@@ -17,6 +17,7 @@ import {
   type Message,
   SESSION_STATUSES,
   SESSION_TRANSITIONS,
+  type Session,
   type Task,
 } from '../../core/model.js';
 import { runMemo } from '../shared/checkpoint-codec.js';
@@ -72,10 +73,14 @@ function distinct(values: readonly string[]): boolean {
  * created here could not be updated or given an action here, nor an action begun here be completed).
  */
 function fits(b: CheckedBatch): boolean {
-  if (b.messages === null || b.checkpoint === null) return false;
-  const n = b.messages.items.length;
-  if (n === 0 || n > MAX_MESSAGES) return false;
-  if (b.session !== null && b.session.id !== b.messages.session_id) return false;
+  if (b.checkpoint === null) return false;
+  if (b.messages === null) {
+    if (b.session !== null) return false;
+  } else {
+    const n = b.messages.items.length;
+    if (n === 0 || n > MAX_MESSAGES) return false;
+    if (b.session !== null && b.session.id !== b.messages.session_id) return false;
+  }
   const created = b.creates.map((t) => t.id).filter((id): id is string => id !== null);
   const updated = b.updates.map((u) => u.id);
   const begun = b.begins.map((a) => a.id).filter((id): id is string => id !== null);
@@ -98,7 +103,7 @@ export async function writeTurnInOneStatement(
   scope: Scope,
   b: CheckedBatch,
 ): Promise<TurnResult | null> {
-  if (!fits(b) || b.messages === null || b.checkpoint === null) return null;
+  if (!fits(b) || b.checkpoint === null) return null;
   const runKey = checkpointRunKey(scope, b.checkpoint.run_id);
   const last = knownLast(ctx, runKey, b.checkpoint);
   if (last === undefined) return null;
@@ -174,10 +179,74 @@ export async function writeTurnInOneStatement(
     returned.push(`ac${i}`);
   });
 
-  // The session: its patch, its count of messages and its TTL, in one UPDATE (a row is written once per
-  // statement). The expiry is computed here from the TTL the session will have: the patch's, or the
-  // default, which the row must then have (another is known only from the row).
-  const { session_id, items } = b.messages;
+  const appended = b.messages === null ? null : sessionAndMessages(ctx, scope, b, b.messages, now);
+  if (appended !== null) {
+    ctes.push(...appended.ctes);
+    params.push(...appended.params);
+    counted.push('s');
+    returned.push('s');
+  }
+
+  const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
+  const joined = returned.map((name) => ` LEFT JOIN ${name} ON TRUE`).join('');
+  let row: SqlRow | undefined;
+  try {
+    row = await q.get(
+      `WITH ${ctes.join(', ')}
+      SELECT * FROM (SELECT 1 / (${guard}) AS passed) AS g${joined}`,
+      params,
+    );
+  } catch (error) {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === 'string' && FALL_BACK_CODES.has(code)) return null;
+    throw error;
+  }
+  if (row === undefined) return null;
+  ctx.lastCheckpoints.set(runKey, { id: put.checkpoint.id, manifest: put.manifest });
+  let session: Session | null = null;
+  let messages: Message[] = [];
+  if (appended !== null) {
+    session = toSession(unprefixed(row, SESSION_COLUMNS, 's_'));
+    const owner = session.user_id;
+    const first = Number(row.s_message_count) - appended.items.length + 1;
+    messages = appended.items.map((item, i) => ({
+      id: appended.ids[i] as string,
+      tenant_id: scope.tenant_id,
+      user_id: owner,
+      session_id: appended.session_id,
+      seq: first + i,
+      ...item,
+      created_at: now,
+    }));
+  }
+  const written = row;
+  return {
+    session,
+    tasks: [...created, ...b.updates.map((_, i) => toTask(unprefixed(written, TASK_COLUMNS, `tu${i}_`)))],
+    actions: [
+      ...begun,
+      ...b.completes.map((_, i) => toAction(unprefixed(written, ACTION_COLUMNS, `ac${i}_`))),
+    ],
+    messages,
+    checkpoint: put.checkpoint,
+  };
+}
+
+/**
+ * The session's patch (if any), its count of messages and its TTL, in one UPDATE `s` (a row is written once
+ * per statement), and the messages' INSERT `m`, numbered from the count it returns. The expiry is computed
+ * here from the TTL the session will have: the patch's, or the default, which the row must then have
+ * (another is known only from the row).
+ */
+function sessionAndMessages(
+  ctx: SqlContext,
+  scope: Scope,
+  b: CheckedBatch,
+  appended: NonNullable<CheckedBatch['messages']>,
+  now: string,
+) {
+  const { session_id, items } = appended;
+  const where = scopeWhere(scope);
   const patch = b.session?.patch ?? {};
   const ttl = patch.ttl_seconds ?? ctx.defaultSessionTtlSeconds;
   const sets = ['message_count = message_count + ?', 'last_activity_at = ?', 'expires_at = ?'];
@@ -218,18 +287,9 @@ export async function writeTurnInOneStatement(
       setParams.push(patch.ttl_seconds);
     }
   }
-  ctes.push(`s AS (UPDATE sessions SET ${sets.join(', ')} WHERE ${conditions.join(' AND ')}
-      RETURNING message_count AS s_message_count, ${prefixed(SESSION_COLUMNS, 's_')})`);
-  params.push(...setParams, ...conditionParams);
-  counted.push('s');
-  returned.push('s');
   const ids = items.map(() => newId('message', ctx.random));
   const values = items.map(() => '(CAST(? AS INTEGER), ?, ?, ?, ?, ?, ?, ?)').join(', ');
-  ctes.push(`m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
-      SELECT v.id, ?, s_user_id, s_id, s_message_count - ? + v.k, v.role, v.content, v.name, v.tool_calls,
-        v.tool_call_id, v.metadata, ? FROM s
-      CROSS JOIN (VALUES ${values}) AS v(k, id, role, content, name, tool_calls, tool_call_id, metadata))`);
-  params.push(scope.tenant_id, items.length, now);
+  const params: SqlParam[] = [...setParams, ...conditionParams, scope.tenant_id, items.length, now];
   items.forEach((item, i) => {
     params.push(
       i + 1,
@@ -242,39 +302,18 @@ export async function writeTurnInOneStatement(
       toJson(item.metadata),
     );
   });
-
-  const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
-  const joined = returned.map((name) => ` LEFT JOIN ${name} ON TRUE`).join('');
-  let row: SqlRow | undefined;
-  try {
-    row = await q.get(
-      `WITH ${ctes.join(', ')}
-      SELECT * FROM (SELECT 1 / (${guard}) AS passed) AS g${joined}`,
-      params,
-    );
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (typeof code === 'string' && FALL_BACK_CODES.has(code)) return null;
-    throw error;
-  }
-  if (row === undefined) return null;
-  ctx.lastCheckpoints.set(runKey, { id: put.checkpoint.id, manifest: put.manifest });
-  const session = toSession(unprefixed(row, SESSION_COLUMNS, 's_'));
-  const first = Number(row.s_message_count) - items.length + 1;
-  const messages: Message[] = items.map((item, i) => ({
-    id: ids[i] as string,
-    tenant_id: scope.tenant_id,
-    user_id: session.user_id,
-    session_id,
-    seq: first + i,
-    ...item,
-    created_at: now,
-  }));
   return {
-    session,
-    tasks: [...created, ...b.updates.map((_, i) => toTask(unprefixed(row, TASK_COLUMNS, `tu${i}_`)))],
-    actions: [...begun, ...b.completes.map((_, i) => toAction(unprefixed(row, ACTION_COLUMNS, `ac${i}_`)))],
-    messages,
-    checkpoint: put.checkpoint,
+    session_id,
+    items,
+    ids,
+    params,
+    ctes: [
+      `s AS (UPDATE sessions SET ${sets.join(', ')} WHERE ${conditions.join(' AND ')}
+      RETURNING message_count AS s_message_count, ${prefixed(SESSION_COLUMNS, 's_')})`,
+      `m AS (INSERT INTO messages (${MESSAGE_COLUMNS})
+      SELECT v.id, ?, s_user_id, s_id, s_message_count - ? + v.k, v.role, v.content, v.name, v.tool_calls,
+        v.tool_call_id, v.metadata, ? FROM s
+      CROSS JOIN (VALUES ${values}) AS v(k, id, role, content, name, tool_calls, tool_call_id, metadata))`,
+    ],
   };
 }
