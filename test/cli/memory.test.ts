@@ -33,7 +33,8 @@ function expectOneSentence(result: { code: number | null; stderr: string }, patt
   expect(result.stderr).toMatch(pattern);
 }
 
-describe('agentstate memory', () => {
+// Each test runs eight or nine CLI processes one after the other: a few seconds each when the suite loads the machine.
+describe('agentstate memory', { timeout: 120_000 }, () => {
   it('puts, gets, lists and removes items of one user', async () => {
     const put = await runCli(
       ['memory', 'put', 'ada', 'preferences', 'flight_booking.cabin_class', '"business"', ...common],

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { AgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
-import { postgresDriver } from '../../src/store/postgres/driver.js';
+import { MAX_NAMED_STATEMENTS, postgresDriver } from '../../src/store/postgres/driver.js';
 import type { SqlDriver, SqlExecutor } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
 import { SqlStore } from '../../src/store/sql/store.js';
@@ -181,15 +181,116 @@ describe('a turn in one statement (PostgreSQL)', () => {
     expect(await store.listTaskEvents(scope, task.id)).toHaveLength(1);
   });
 
-  it('a session of another TTL goes through the transaction, which renews it by its own TTL', async () => {
+  it('a session of another TTL is one statement too, renewed by its own TTL as the transaction would', async () => {
     const { scope, session, batch } = await turnSetup(120);
     reset();
-    clock.advance(1_000);
+    clock.advance(1_234);
     const done = await store.commitTurn(scope, batch({ status_line: 'ttl' }));
-    expect(counts.transactions).toBe(1);
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
     expect(done.session?.expires_at).toBe(new Date(clock.now() + 120_000).toISOString());
     expect(done.messages.map((m) => m.seq)).toEqual([1, 2]);
-    expect((await store.getSession(scope, session.id))?.expires_at).toBe(done.session?.expires_at);
+    expect(await store.getSession(scope, session.id)).toEqual(done.session);
+  });
+
+  it('a session patch of TTL, context and status ended, and several parts of each kind, in one statement', async () => {
+    const { scope, session, task, start, batch } = await turnSetup();
+    const second = await store.createTask(scope, {
+      type: 'booking',
+      session_id: session.id,
+      state: 'COLLECTING',
+    });
+    const usual = batch({});
+    reset();
+    clock.advance(500);
+    const done = await store.commitTurn(scope, {
+      session: {
+        id: session.id,
+        expected_version: session.version,
+        patch: { status: 'ended', ttl_seconds: 600, context: { language: 'zh' } },
+      },
+      create_tasks: [
+        { type: 'booking', session_id: session.id, slots: { n: 1 } },
+        { type: 'booking', session_id: session.id, state: 'CONFIRMING', slots: { n: 2 } },
+      ],
+      update_tasks: [
+        { id: task.id, expected_version: task.version, patch: { state: 'CONFIRMING', cause: 'first' } },
+        {
+          id: second.id,
+          expected_version: second.version,
+          patch: { slots: { date: 'x' }, status_line: 's2' },
+        },
+      ],
+      begin_actions: [
+        { task_id: task.id, type: 'tool_call', params: { i: 1 }, idempotency_key: `a-${task.id}` },
+        { task_id: second.id, type: 'tool_call', params: { i: 2 }, idempotency_key: `b-${second.id}` },
+      ],
+      messages: usual.messages,
+      checkpoint: usual.checkpoint,
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(done.session).toEqual(await store.getSession(scope, session.id));
+    expect(done.session).toMatchObject({
+      status: 'ended',
+      ended_at: new Date(clock.now()).toISOString(),
+      ttl_seconds: 600,
+      expires_at: new Date(clock.now() + 600_000).toISOString(),
+      context: { language: 'zh' },
+      version: session.version + 1,
+    });
+    expect(done.tasks).toHaveLength(4);
+    for (const written of done.tasks) expect(written).toEqual(await store.getTask(scope, written.id));
+    expect(done.tasks.map((t) => t.slots)).toEqual([{ n: 1 }, { n: 2 }, {}, { date: 'x' }]);
+    expect(done.actions).toHaveLength(2);
+    for (const begun of done.actions) expect(begun).toEqual(await store.getAction(scope, begun.id));
+    expect(done.actions.map((a) => a.params)).toEqual([{ i: 1 }, { i: 2 }]);
+    expect((await store.listTaskEvents(scope, task.id)).map((e) => e.to_state)).toEqual([
+      'COLLECTING',
+      'CONFIRMING',
+    ]);
+    expect(await store.listTaskEvents(scope, second.id)).toHaveLength(1);
+    // The run's next turn, after a refused one, is one statement again.
+    const next = {
+      ...(usual.checkpoint as NonNullable<TurnBatch['checkpoint']>),
+      step: 2,
+      parent_id: done.checkpoint?.id ?? start.id,
+    };
+    await expect(
+      store.commitTurn(scope, {
+        update_tasks: [{ id: second.id, expected_version: 1, patch: { status_line: 'stale' } }],
+        checkpoint: { ...next, id: newId('checkpoint') },
+      }),
+    ).rejects.toMatchObject({ code: 'version_conflict' });
+    reset();
+    await store.commitTurn(scope, {
+      update_tasks: [{ id: second.id, expected_version: 2, patch: { status_line: 'fresh' } }],
+      checkpoint: { ...next, id: newId('checkpoint') },
+    });
+    expect(counts).toEqual({ statements: 1, transactions: 0 });
+  });
+
+  it('an explicit task id already taken: conflict from the transaction, and no row of the statement kept', async () => {
+    const { scope, session, task, batch } = await turnSetup();
+    const blobs = async () =>
+      Number((await pool.query(`SELECT count(*) AS n FROM "${schema}".checkpoint_blobs`)).rows[0]?.n);
+    const before = await blobs();
+    const usual = batch({});
+    const refused = store.commitTurn(scope, {
+      create_tasks: [{ id: task.id, type: 'booking', session_id: session.id }],
+      messages: usual.messages,
+      checkpoint: usual.checkpoint,
+    });
+    await expect(refused).rejects.toMatchObject({ code: 'conflict' });
+    expect(await blobs()).toBe(before);
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    const missing = store.commitTurn(scope, {
+      begin_actions: [
+        { task_id: newId('task'), type: 'tool_call', params: null, idempotency_key: 'nowhere' },
+      ],
+      messages: usual.messages,
+      checkpoint: usual.checkpoint,
+    });
+    await expect(missing).rejects.toMatchObject({ code: 'not_found' });
+    expect(await blobs()).toBe(before);
   });
 
   it('an expired session: not_found, and nothing written', async () => {
@@ -356,6 +457,20 @@ describe('a turn in one statement (PostgreSQL)', () => {
     });
     expect(counts.transactions).toBe(1);
     expect(patched.session).toMatchObject({ status: 'paused', version: session.version + 1 });
+  });
+
+  it('names at most MAX_NAMED_STATEMENTS statement texts; the ones past it run unnamed', async () => {
+    const inner = postgresDriver({ pool, schema, searchPathSet: false });
+    const count = 'SELECT count(*) AS n FROM pg_prepared_statements';
+    const added = await inner.transaction(async (tx) => {
+      const before = Number((await tx.get(count))?.n);
+      for (let i = 0; i < MAX_NAMED_STATEMENTS + 20; i++) {
+        expect(await tx.get(`SELECT ${i} AS n, CAST(? AS INTEGER) AS m`, [i])).toEqual({ n: i, m: i });
+      }
+      return Number((await tx.get(count))?.n) - before;
+    });
+    // The count's own text took the first name: the loop named the other 999 and sent 21 unnamed.
+    expect(added).toBe(MAX_NAMED_STATEMENTS - 1);
   });
 
   it('another user of the tenant cannot write the turn of a session it does not own', async () => {

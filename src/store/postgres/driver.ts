@@ -27,21 +27,29 @@ const RETRY_CODES = new Set(['40001', '40P01']);
 const MAX_ATTEMPTS = 5;
 
 interface Statement {
-  readonly name: string;
+  /** Undefined for an unnamed statement (parsed on every call). */
+  readonly name: string | undefined;
   readonly text: string;
 }
 
+/**
+ * Statement texts prepared by name, at most: a connection keeps every named statement it prepared until it
+ * closes, and some statements vary with their input (a turn's commit with its parts, a checkpoint with its
+ * blobs), so past this many texts a new one is sent unnamed and prepared by nobody.
+ */
+export const MAX_NAMED_STATEMENTS = 1_000;
+
 /** `?` -> `$n`, named per schema so stores of two schemas sharing a connection never share a statement. */
 function translate(cache: Map<string, Statement>, schema: string, sql: string): Statement {
-  let statement = cache.get(sql);
-  if (statement === undefined) {
-    let n = 0;
-    const text = sql.replace(/\?/g, () => `$${++n}`);
-    const name = `as_${createHash('sha1').update(`${schema}\n${text}`).digest('hex').slice(0, 24)}`;
-    statement = { name, text };
-    cache.set(sql, statement);
-  }
-  return statement;
+  const statement = cache.get(sql);
+  if (statement !== undefined) return statement;
+  let n = 0;
+  const text = sql.replace(/\?/g, () => `$${++n}`);
+  if (cache.size >= MAX_NAMED_STATEMENTS) return { name: undefined, text };
+  const name = `as_${createHash('sha1').update(`${schema}\n${text}`).digest('hex').slice(0, 24)}`;
+  const named = { name, text };
+  cache.set(sql, named);
+  return named;
 }
 
 /**

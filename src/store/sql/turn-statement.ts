@@ -5,8 +5,8 @@
  * one: data-modifying WITH clauses (the checkpoint's blobs and row, each task's insert or update with its
  * event, each action's insert or completion, the session's patch and count with the messages), and a main
  * query that divides by the product of what each wrote (one row each). When any wrote nothing (a stale
- * version, a refused move, an expired session, a session of another TTL, an id or key already there, a
- * task or action missing, a previous checkpoint gone), the division by zero fails the statement,
+ * version, a refused move, an expired session, an id or key already there, a task or action missing, a
+ * previous checkpoint gone), the division by zero fails the statement,
  * PostgreSQL undoes all of it, and the caller runs the transaction, which writes the turn or says exactly
  * why not. So does a batch this statement does not take: no checkpoint, a part whose row another part of
  * the same batch writes, a session patch without messages or of another session, more than MAX_MESSAGES.
@@ -234,9 +234,7 @@ export async function writeTurnInOneStatement(
 
 /**
  * The session's patch (if any), its count of messages and its TTL, in one UPDATE `s` (a row is written once
- * per statement), and the messages' INSERT `m`, numbered from the count it returns. The expiry is computed
- * here from the TTL the session will have: the patch's, or the default, which the row must then have
- * (another is known only from the row).
+ * per statement), and the messages' INSERT `m`, numbered from the count it returns.
  */
 function sessionAndMessages(
   ctx: SqlContext,
@@ -248,15 +246,22 @@ function sessionAndMessages(
   const { session_id, items } = appended;
   const where = scopeWhere(scope);
   const patch = b.session?.patch ?? {};
-  const ttl = patch.ttl_seconds ?? ctx.defaultSessionTtlSeconds;
-  const sets = ['message_count = message_count + ?', 'last_activity_at = ?', 'expires_at = ?'];
-  const setParams: SqlParam[] = [items.length, now, isoAfter(ctx, ttl * 1000)];
+  const sets = ['message_count = message_count + ?', 'last_activity_at = ?'];
+  const setParams: SqlParam[] = [items.length, now];
+  if (patch.ttl_seconds !== undefined) {
+    sets.push('expires_at = ?');
+    setParams.push(isoAfter(ctx, patch.ttl_seconds * 1000));
+  } else {
+    // The default TTL's expiry as the transaction computes it; another TTL's, known only from the row, in
+    // the same ISO-8601 form (milliseconds, UTC, 'Z').
+    const usual = ctx.defaultSessionTtlSeconds;
+    sets.push(`expires_at = CASE WHEN ttl_seconds = ? THEN ? ELSE to_char(
+        (CAST(? AS TIMESTAMPTZ) + ttl_seconds * INTERVAL '1 second') AT TIME ZONE 'UTC',
+        'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`);
+    setParams.push(usual, isoAfter(ctx, usual * 1000), now);
+  }
   const conditions = [`id = ? AND ${where.sql} AND expires_at > ?`];
   const conditionParams: SqlParam[] = [session_id, ...where.params, now];
-  if (patch.ttl_seconds === undefined) {
-    conditions.push('ttl_seconds = ?');
-    conditionParams.push(ttl);
-  }
   if (b.session !== null) {
     sets.push('version = version + 1', 'updated_at = ?');
     setParams.push(now);
