@@ -68,9 +68,10 @@ function distinct(values: readonly string[]): boolean {
 }
 
 /**
- * True when the batch has a shape this statement writes: messages and a checkpoint, a session patch (if
- * any) of the messages' session, and no row written by two parts (all of them see one snapshot, so a task
- * created here could not be updated or given an action here, nor an action begun here be completed).
+ * True when the batch has a shape this statement writes: a checkpoint; up to MAX_MESSAGES messages, or none
+ * and then no session patch; a session patch only of the messages' session; and no row written by two parts
+ * (all of them see one snapshot, so a task created here could not be updated or given an action here, nor
+ * an action begun here be completed).
  */
 function fits(b: CheckedBatch): boolean {
   if (b.checkpoint === null) return false;
