@@ -459,6 +459,50 @@ describe('a turn in one statement (PostgreSQL)', () => {
     expect(patched.session).toMatchObject({ status: 'paused', version: session.version + 1 });
   });
 
+  it('10 concurrent turns of one session: seqs gap-free; 10 naming one task version: exactly one writes anything', async () => {
+    const { scope, session, task } = await turnSetup();
+    const turn = (i: number, update: boolean): TurnBatch => ({
+      ...(update
+        ? { update_tasks: [{ id: task.id, expected_version: task.version, patch: { status_line: `w${i}` } }] }
+        : {}),
+      messages: {
+        session_id: session.id,
+        items: [0, 1, 2].map((k) => ({ role: 'user' as const, content: `${i}.${k}` })),
+      },
+      checkpoint: {
+        run_id: `${session.id}-${update}-${i}`,
+        session_id: session.id,
+        step: 0,
+        channels: { i },
+      },
+    });
+    reset();
+    const appended = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => store.commitTurn(scope, turn(i, false))),
+    );
+    expect(counts.transactions).toBe(0);
+    expect((await store.listMessages(scope, session.id, { limit: 100 })).map((m) => m.seq)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i + 1),
+    );
+    for (const r of appended) {
+      const seqs = r.messages.map((m) => m.seq);
+      expect(seqs).toEqual([seqs[0], (seqs[0] ?? 0) + 1, (seqs[0] ?? 0) + 2]);
+    }
+    const raced = await Promise.allSettled(
+      Array.from({ length: 10 }, (_, i) => store.commitTurn(scope, turn(i, true))),
+    );
+    const won = raced.filter((r) => r.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const r of raced)
+      if (r.status === 'rejected') expect(r.reason).toMatchObject({ code: 'version_conflict' });
+    expect(await store.listMessages(scope, session.id, { limit: 100 })).toHaveLength(33);
+    expect((await store.getTask(scope, task.id))?.version).toBe(task.version + 1);
+    let stored = 0;
+    for (let i = 0; i < 10; i++)
+      stored += (await store.listCheckpoints(scope, `${session.id}-true-${i}`)).items.length;
+    expect(stored).toBe(1);
+  });
+
   it('names at most MAX_NAMED_STATEMENTS statement texts; the ones past it run unnamed', async () => {
     const inner = postgresDriver({ pool, schema, searchPathSet: false });
     const count = 'SELECT count(*) AS n FROM pg_prepared_statements';
