@@ -1,7 +1,8 @@
 /**
  * The agent runtime behind the HTTP routes: `runTurn` for `POST .../turns`, `resumeRun` for
  * `POST .../resume`, and a session's checkpoints gathered from the runs its messages name.
- * A second turn of a session while one runs gets the runtime's lease `conflict` (HTTP 409).
+ * A second turn of a session while one runs gets the runtime's lease `conflict` (HTTP 409). Turns of
+ * different sessions in flight at once go on oldest first (turn-scheduler.ts).
  */
 import { AgentStateError } from '../core/errors.js';
 import type { Checkpoint, Session } from '../core/model.js';
@@ -12,6 +13,7 @@ import {
   runTurn,
   type TurnOutput,
 } from '../runtime/index.js';
+import { scheduledStore, TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
 import type { TurnResponse, TurnRunner } from './turn-runner.js';
 
@@ -26,19 +28,26 @@ function response(output: TurnOutput): TurnResponse {
 }
 
 export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
-  const optionsFor = (scope: Scope, session: Session): RuntimeOptions => ({
-    ...setup,
-    store,
-    scope,
-    sessionId: session.id,
-  });
+  const scheduler = new TurnScheduler();
+  const scheduled = async <T>(
+    run: (options: RuntimeOptions) => Promise<T>,
+    scope: Scope,
+    session: Session,
+  ) => {
+    const slot = scheduler.admit();
+    try {
+      return await run({ ...setup, store: scheduledStore(store, slot), scope, sessionId: session.id });
+    } finally {
+      slot.end();
+    }
+  };
   return {
     agentNames: () => setup.agents.names(),
     async runTurn(scope, session, input) {
-      return response(await runTurn({ ...optionsFor(scope, session), input }));
+      return response(await scheduled((options) => runTurn({ ...options, input }), scope, session));
     },
     async resume(scope, session) {
-      const output = await resumeRun(optionsFor(scope, session));
+      const output = await scheduled(resumeRun, scope, session);
       if (output === null) {
         throw new AgentStateError(
           'conflict',
