@@ -13,7 +13,7 @@ import {
   runTurn,
   type TurnOutput,
 } from '../runtime/index.js';
-import { scheduledStore, TurnScheduler } from '../runtime/turn-scheduler.js';
+import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
 import type { TurnResponse, TurnRunner } from './turn-runner.js';
 
@@ -29,18 +29,8 @@ function response(output: TurnOutput): TurnResponse {
 
 export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
   const scheduler = new TurnScheduler();
-  const scheduled = async <T>(
-    run: (options: RuntimeOptions) => Promise<T>,
-    scope: Scope,
-    session: Session,
-  ) => {
-    const slot = scheduler.admit();
-    try {
-      return await run({ ...setup, store: scheduledStore(store, slot), scope, sessionId: session.id });
-    } finally {
-      slot.end();
-    }
-  };
+  const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: Session) =>
+    scheduler.run(store, (seen) => run({ ...setup, store: seen, scope, sessionId: session.id }));
   return {
     agentNames: () => setup.agents.names(),
     async runTurn(scope, session, input) {

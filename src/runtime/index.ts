@@ -28,3 +28,5 @@ export type { LookupResult, Tool, ToolContext, ToolErrorKind, ToolRegistry } fro
 export { createToolRegistry, defineTool, ToolError } from './tool.js';
 export type { RuntimeOptions, TurnOutput, TurnRequest } from './turn.js';
 export { MAX_INPUT_LENGTH, resumeRun, runTurn } from './turn.js';
+export type { TurnSlot } from './turn-scheduler.js';
+export { scheduledStore, TurnScheduler } from './turn-scheduler.js';

@@ -1,6 +1,7 @@
 /**
  * A runtime bound to its store and registries, for servers and CLIs: `turn(scope, sessionId, input)` and
  * `resume(scope, sessionId)`. Options are read once and never mutated; defaults are documented per field.
+ * Turns of different sessions in flight at once go on oldest first (turn-scheduler.ts).
  */
 import type { Clock } from '../core/clock.js';
 import { createRulesModel } from '../models/rules/index.js';
@@ -11,6 +12,7 @@ import type { AgentRegistry } from './agent.js';
 import type { ContextOptions } from './compaction.js';
 import type { ToolRegistry } from './tool.js';
 import { type RuntimeOptions, resumeRun, runTurn, type TurnOutput } from './turn.js';
+import { TurnScheduler } from './turn-scheduler.js';
 
 export interface AgentRuntimeOptions {
   readonly store: StateStore;
@@ -40,8 +42,9 @@ export interface AgentRuntime {
 
 export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const models = options.models ?? createModelRegistry([createRulesModel()]);
-  const base = (scope: Scope, sessionId: string): RuntimeOptions => ({
-    store: options.store,
+  const scheduler = new TurnScheduler();
+  const base = (store: StateStore, scope: Scope, sessionId: string): RuntimeOptions => ({
+    store,
     scope,
     sessionId,
     agents: options.agents,
@@ -57,7 +60,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   });
   return {
     turn: (scope, sessionId, input, agent) =>
-      runTurn({ ...base(scope, sessionId), input, ...(agent === undefined ? {} : { agent }) }),
-    resume: (scope, sessionId) => resumeRun(base(scope, sessionId)),
+      scheduler.run(options.store, (store) =>
+        runTurn({ ...base(store, scope, sessionId), input, ...(agent === undefined ? {} : { agent }) }),
+      ),
+    resume: (scope, sessionId) =>
+      scheduler.run(options.store, (store) => resumeRun(base(store, scope, sessionId))),
   };
 }

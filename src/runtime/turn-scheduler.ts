@@ -102,6 +102,16 @@ export class TurnScheduler {
     });
   }
 
+  /** Runs one turn in a new slot, with the store as that turn sees it; the slot ends with the turn. */
+  async run<T>(store: StateStore, turn: (store: StateStore) => Promise<T>): Promise<T> {
+    const slot = this.admit();
+    try {
+      return await turn(scheduledStore(store, slot));
+    } finally {
+      slot.end();
+    }
+  }
+
   /** Lets the oldest waiting turn go on; the next one goes after the event loop has read I/O again. */
   private readonly drain = (): void => {
     this.waiting.pop()?.resume();

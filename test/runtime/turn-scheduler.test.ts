@@ -1,19 +1,22 @@
 /**
- * Turns of one process go on oldest first: the scheduler itself, and through the HTTP layer's turn runner a
- * booking whose airline answers while a newer turn runs, which must go on before the newer turn finishes.
+ * Turns of one process go on oldest first: the scheduler itself, and through the HTTP layer's turn runner and
+ * createAgentRuntime a booking whose airline answers while a newer turn runs, which must go on before the newer
+ * turn finishes.
  */
 import { describe, expect, it } from 'vitest';
 import { createBuiltinAgents } from '../../src/agents/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import type { JsonObject } from '../../src/core/json.js';
+import type { Session } from '../../src/core/model.js';
 import { JsonValueSchema } from '../../src/core/model.js';
 import { createRuntimeTurnRunner } from '../../src/http/runtime-runner.js';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry } from '../../src/models/types.js';
+import { createAgentRuntime } from '../../src/runtime/runtime.js';
 import { createToolRegistry, type Tool } from '../../src/runtime/tool.js';
 import { scheduledStore, TurnScheduler } from '../../src/runtime/turn-scheduler.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
-import type { StateStore } from '../../src/store/types.js';
+import type { Scope, StateStore } from '../../src/store/types.js';
 import { freshScope, START } from './setup.js';
 
 const nextCheckPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -98,7 +101,35 @@ function gatedAirline(): { tool: Tool; entered: Promise<void>; answer: () => voi
   return { tool, entered, answer: release };
 }
 
-describe('turns through the HTTP turn runner', () => {
+type Entry = 'the HTTP turn runner' | 'createAgentRuntime';
+
+interface TurnAnswer {
+  readonly reply: string;
+  readonly tasks: readonly { readonly state: string }[];
+}
+
+/** One turn through either entry point, with the same store, tools and clock. */
+function turnsThrough(
+  entry: Entry,
+  store: StateStore,
+  tools: Tool[],
+  clock: ManualClock,
+): (scope: Scope, session: Session, input: string) => Promise<TurnAnswer> {
+  const setup = {
+    agents: createBuiltinAgents(),
+    models: createModelRegistry([createRulesModel()]),
+    tools: createToolRegistry(tools),
+    clock,
+  };
+  if (entry === 'createAgentRuntime') {
+    const runtime = createAgentRuntime({ store, ...setup });
+    return (scope, session, input) => runtime.turn(scope, session.id, input);
+  }
+  const runner = createRuntimeTurnRunner(store, setup);
+  return (scope, session, input) => runner.runTurn(scope, session, input);
+}
+
+describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])('turns through %s', (entry) => {
   it("a booking whose answer arrives while a newer turn runs finishes before that turn's next steps", async () => {
     const clock = new ManualClock(START);
     const memory = createMemoryStore({ clock });
@@ -121,12 +152,7 @@ describe('turns through the HTTP turn runner', () => {
         };
       },
     }) as StateStore;
-    const runner = createRuntimeTurnRunner(store, {
-      agents: createBuiltinAgents(),
-      models: createModelRegistry([createRulesModel()]),
-      tools: createToolRegistry([airline.tool]),
-      clock,
-    });
+    const turn = turnsThrough(entry, store, [airline.tool], clock);
     const first = await memory.createSession(older, { agent: 'flight_booking' });
     for (const input of [
       'book a flight from Beijing to Shanghai',
@@ -134,18 +160,18 @@ describe('turns through the HTTP turn runner', () => {
       'economy class please',
       'my name is Ada Lovelace',
     ]) {
-      await runner.runTurn(older, first, input);
+      await turn(older, first, input);
     }
     const second = await memory.createSession(newer, { agent: 'flight_booking' });
 
     const ended: string[] = [];
     calls.length = 0;
-    const booking = runner.runTurn(older, first, 'yes').then((out) => {
+    const booking = turn(older, first, 'yes').then((out) => {
       ended.push('older');
       return out;
     });
     await airline.entered;
-    const other = runner.runTurn(newer, second, 'book a flight from Paris to Tokyo').then((out) => {
+    const other = turn(newer, second, 'book a flight from Paris to Tokyo').then((out) => {
       ended.push('newer');
       return out;
     });
