@@ -16,6 +16,8 @@ import { CliError } from '../context.js';
 export interface LinkedRuntime {
   readonly setup: RuntimeSetup;
   readonly agentNames: string[];
+  /** The demo airline `airline.book` calls (the one started here, or AGENTSTATE_AIRLINE_URL's). */
+  readonly airlineUrl: string;
   close(): Promise<void>;
 }
 
@@ -41,18 +43,25 @@ async function agentsOf(module: string): Promise<Agent[]> {
   return agents;
 }
 
-export async function linkRuntime(dataDir: string, agentsModule?: string): Promise<LinkedRuntime> {
+/**
+ * `airlineUrl`: the demo airline to call; without it, AGENTSTATE_AIRLINE_URL's, else one started here
+ * (a turn thread is given its main thread's, so that every thread books with the same airline).
+ */
+export async function linkRuntime(
+  dataDir: string,
+  agentsModule?: string,
+  airlineUrl?: string,
+): Promise<LinkedRuntime> {
   const extra = agentsModule === undefined ? [] : await agentsOf(agentsModule);
   const agents = createAgentRegistry([...BUILTIN_AGENTS, ...extra]);
-  const given = process.env.AGENTSTATE_AIRLINE_URL;
+  const given = airlineUrl ?? process.env.AGENTSTATE_AIRLINE_URL;
   const airline = given ? null : await startAirlineService({ dataDir: resolve(dataDir, 'airline') });
-  const tools = createDemoTools({
-    workspaceDir: resolve(dataDir, 'workspace'),
-    airlineUrl: given ?? (airline?.url as string),
-  });
+  const url = given ?? (airline?.url as string);
+  const tools = createDemoTools({ workspaceDir: resolve(dataDir, 'workspace'), airlineUrl: url });
   return {
     setup: { agents, models: createModelRegistry([createRulesModel()]), tools },
     agentNames: agents.names(),
+    airlineUrl: url,
     close: async () => {
       await airline?.close();
     },

@@ -4,9 +4,12 @@
  * Logs are JSON lines on stdout; the start banner (URL, store, how to chat) goes to stderr.
  */
 import type { Command } from 'commander';
+import type { Registry } from 'prom-client';
+import type { TurnThreads } from '../../http/turn-threads/pool.js';
 import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
 import { openStore } from '../../store/open.js';
-import { storeUrlOf } from '../context.js';
+import { MAX_TURN_THREADS } from '../../http/turn-threads/pool.js';
+import { CliError, storeUrlOf } from '../context.js';
 import { parsePort } from './parse.js';
 import {
   type ListeningMessage,
@@ -15,6 +18,13 @@ import {
   STOP_MESSAGE,
   workerIndex,
 } from './serve-cluster.js';
+
+/** The main thread's metrics with every turn thread's added (their store calls, checkpoint writes). */
+async function withThreadMetrics(registry: Registry, pool: TurnThreads): Promise<string> {
+  const { AggregatorRegistry } = await import('prom-client');
+  const all = [await registry.getMetricsAsJSON(), ...(await pool.metricsJson())];
+  return AggregatorRegistry.aggregate(all as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+}
 
 interface ServeOptions {
   readonly store?: string;
@@ -25,6 +35,26 @@ interface ServeOptions {
   readonly dataDir: string;
   readonly sweepIntervalMs?: string;
   readonly workers: string;
+  readonly turnThreads: string;
+}
+
+/** `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own. */
+export function parseTurnThreads(text: string, storeUrl: string, workers: number): number {
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
+    throw new CliError(
+      `--turn-threads must be a whole number from 0 to ${MAX_TURN_THREADS}, got ${JSON.stringify(text)}`,
+    );
+  }
+  if (n > 0 && storeUrl.startsWith('memory:')) {
+    throw new CliError(
+      '--turn-threads needs a store every thread can open (sqlite:, postgres://, redis://, tiered:); memory: lives in one thread',
+    );
+  }
+  if (n > 0 && workers > 1) {
+    throw new CliError('--turn-threads and --workers cannot be combined: use one or the other');
+  }
+  return n;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -51,6 +81,11 @@ export function registerServeCommands(program: Command): void {
       process.env.AGENTSTATE_WORKERS ?? '1',
     )
     .option(
+      '--turn-threads <n>',
+      'threads that run turns, each with its own store connection; 0: the main thread (env AGENTSTATE_TURN_THREADS)',
+      process.env.AGENTSTATE_TURN_THREADS ?? '0',
+    )
+    .option(
       '--config <file>',
       'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',
     )
@@ -59,6 +94,7 @@ export function registerServeCommands(program: Command): void {
       assertStartable(config);
       const url = storeUrlOf(options);
       const workers = parseWorkers(options.workers);
+      const turnThreads = parseTurnThreads(options.turnThreads, url, workers);
       const worker = workerIndex();
       if (workers > 1 && worker === null) {
         await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
@@ -82,16 +118,35 @@ export function registerServeCommands(program: Command): void {
       const { linkRuntime } = await import('./runtime-link.js');
       const { createRuntimeTurnRunner } = await import('../../http/runtime-runner.js');
       let runtime: Awaited<ReturnType<typeof linkRuntime>> | null = null;
+      let threads: TurnThreads | null = null;
       try {
         runtime = await linkRuntime(options.dataDir, options.agents);
         const linked = runtime;
-        const turns = createRuntimeTurnRunner(store, runtime.setup);
+        const local = createRuntimeTurnRunner(store, runtime.setup);
+        if (turnThreads > 0) {
+          const { startTurnThreads } = await import('../../http/turn-threads/pool.js');
+          threads = await startTurnThreads({
+            threads: turnThreads,
+            storeUrl: url,
+            dataDir: options.dataDir,
+            ...(options.agents === undefined ? {} : { agentsModule: options.agents }),
+            airlineUrl: runtime.airlineUrl,
+            local,
+            onThreadExit: (index, reason) =>
+              process.stderr.write(`agentstate: turn thread ${index} stopped (${reason}); starting it again\n`),
+          });
+        }
+        const pool = threads;
         const app = await createServer({
           store,
           config,
-          turns,
+          turns: pool ?? local,
           metrics,
-          ...(collectMetrics ? { collectMetrics } : {}),
+          ...(collectMetrics
+            ? { collectMetrics }
+            : pool
+              ? { collectMetrics: () => withThreadMetrics(metrics.registry, pool) }
+              : {}),
         });
         // A storage reclaim that fails after a sweep (PostgreSQL VACUUM / REINDEX) never fails the sweep: log it.
         const { SqlStoreBase } = await import('../../store/sql/store-base.js');
@@ -114,6 +169,7 @@ export function registerServeCommands(program: Command): void {
         const stopNow = installGracefulShutdown(app, {
           ...(worker === null ? {} : { signals: ['SIGTERM'] as NodeJS.Signals[] }),
           afterClose: async () => {
+            await pool?.close();
             await sweeper?.stop();
             await linked.close();
             await store.close();
@@ -135,6 +191,7 @@ export function registerServeCommands(program: Command): void {
           `  auth:  ${auth}`,
           `  docs:  ${address}/docs`,
           `  agents: ${runtime.agentNames.join(', ')}`,
+          ...(pool ? [`  turns: on ${pool.size} thread(s) of their own`] : []),
           `  chat:  agentstate chat --server ${address} --agent flight_booking`,
           '',
         ].join('\n');
@@ -142,6 +199,7 @@ export function registerServeCommands(program: Command): void {
         if (worker === null) process.stderr.write(banner);
         else process.send?.({ type: 'agentstate:listening', address, banner } satisfies ListeningMessage);
       } catch (error) {
+        await threads?.close();
         await runtime?.close();
         await store.close();
         throw error;

@@ -13,6 +13,8 @@ export interface LoadReport {
   readonly airline: 'child process' | 'external';
   /** Processes of the child server (`serve --workers`); null for an external server. */
   readonly workers: number | null;
+  /** Threads that ran the child server's turns (`serve --turn-threads`; 0: its main thread); null for an external server. */
+  readonly turn_threads: number | null;
   readonly users: number;
   readonly turns: number;
   readonly think_ms: number;
@@ -78,7 +80,7 @@ export function toMarkdown(report: LoadReport): string {
   const lines = [
     '# Isolation under load',
     '',
-    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}${report.workers !== null && report.workers > 1 ? ` of ${report.workers} workers` : ''}, demo airline: ${report.airline}), started ${report.started_at}.`,
+    `${report.users} users x ${report.turns} turns of \`flight_booking\` over HTTP, store \`${report.store}\` (server: ${report.server}${report.workers !== null && report.workers > 1 ? ` of ${report.workers} workers` : ''}${report.turn_threads ? `, turns on ${report.turn_threads} threads` : ''}, demo airline: ${report.airline}), started ${report.started_at}.`,
     '',
     `Machine: ${report.machine.cpus} CPUs, load average ${report.machine.loadavg_start} at the start, ${report.machine.loadavg_end} at the end.`,
     '',

@@ -27,6 +27,8 @@ export interface ServerChildOptions {
   readonly airlineUrl?: string;
   /** Server processes (`serve --workers`). Default 1. */
   readonly workers?: number;
+  /** Threads that run the server's turns (`serve --turn-threads`). Default 0: its main thread. */
+  readonly turnThreads?: number;
   /** Extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=DIR`. */
   readonly nodeFlags?: readonly string[];
   readonly onStderr?: (text: string) => void;
@@ -73,6 +75,8 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
     options.dataDir,
     '--workers',
     String(options.workers ?? 1),
+    '--turn-threads',
+    String(options.turnThreads ?? 0),
   ];
   const child = spawn(node, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {

@@ -13,6 +13,7 @@ import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
 import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './background-checkpoint.js';
 import { LockWait } from './lock-wait.js';
+import { ThreadWriteLock, writeLockBuffer } from './thread-write-lock.js';
 
 export type SqliteSynchronous = 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
 
@@ -95,6 +96,10 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   const vacuumPacer = new Pacer(VACUUM_PACING);
   // A file of its own (not :memory: nor a URI) can have a second connection in a worker thread.
   const onDisk = path !== ':memory:' && path !== '' && !path.startsWith('file:');
+  // Every write of this thread's connections to the file waits here first for the other threads' writes.
+  const threadLock = onDisk ? new ThreadWriteLock(writeLockBuffer(path)) : null;
+  const writing = <T>(section: () => Promise<T> | T): Promise<T> | T =>
+    threadLock === null ? section() : threadLock.run(section);
   const intervalMs = options.backgroundCheckpointMs ?? 0;
   let writes = intervalMs > 0 && onDisk ? 0 : Number.NEGATIVE_INFINITY;
   let background: BackgroundCheckpoints | null = null;
@@ -121,22 +126,25 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
     }
     db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
   };
-  const inTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
-    mutex.run(async () => {
-      // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
-      const beginStatement = prepared(begin);
-      if (begin === 'BEGIN DEFERRED') beginStatement.run();
-      else await lockWait.acquire(() => beginStatement.run());
-      try {
-        const result = await fn(direct);
-        prepared('COMMIT').run();
-        if (begin !== 'BEGIN DEFERRED') wrote();
-        return result;
-      } catch (error) {
-        if (db.inTransaction) prepared('ROLLBACK').run();
-        throw error;
-      }
-    });
+  const runTransaction = async <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> => {
+    // Prepared once like every statement (exec would parse BEGIN and COMMIT again on every call).
+    const beginStatement = prepared(begin);
+    if (begin === 'BEGIN DEFERRED') beginStatement.run();
+    else await lockWait.acquire(() => beginStatement.run());
+    try {
+      const result = await fn(direct);
+      prepared('COMMIT').run();
+      if (begin !== 'BEGIN DEFERRED') wrote();
+      return result;
+    } catch (error) {
+      if (db.inTransaction) prepared('ROLLBACK').run();
+      throw error;
+    }
+  };
+  const inTransaction = <T>(begin: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> =>
+    mutex.run(() =>
+      begin === 'BEGIN DEFERRED' ? runTransaction(begin, fn) : writing(() => runTransaction(begin, fn)),
+    );
 
   /** A passive checkpoint: copies what the WAL holds into the database file, never waiting for a reader. */
   const checkpoint = () =>
@@ -150,12 +158,14 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
       all: (sql, params) => mutex.run(() => direct.all(sql, params)),
       get: (sql, params) => mutex.run(() => direct.get(sql, params)),
       run: (sql, params) =>
-        mutex.run(async () => {
-          const statement = prepared(sql);
-          const changes = await lockWait.acquire(() => statement.run(...(params ?? [])).changes);
-          wrote();
-          return changes;
-        }),
+        mutex.run(() =>
+          writing(async () => {
+            const statement = prepared(sql);
+            const changes = await lockWait.acquire(() => statement.run(...(params ?? [])).changes);
+            wrote();
+            return changes;
+          }),
+        ),
     },
     transaction: (fn) => inTransaction('BEGIN IMMEDIATE', fn),
     snapshot: (fn) => inTransaction('BEGIN DEFERRED', fn),
@@ -175,9 +185,11 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
       for (let given = 0; left > 0 && given < VACUUM_MAX_PAGES; ) {
         const pages = Math.min(vacuumPacer.size, left, VACUUM_MAX_PAGES - given);
         const started = performance.now();
-        await mutex.run(() => {
-          if (db.open) db.pragma(`incremental_vacuum(${pages})`);
-        });
+        await mutex.run(() =>
+          writing(() => {
+            if (db.open) db.pragma(`incremental_vacuum(${pages})`);
+          }),
+        );
         vacuumPacer.observe(performance.now() - started);
         given += pages;
         await yieldToEventLoop();

@@ -1,0 +1,239 @@
+/**
+ * Turns on several cores in one server process (`serve --turn-threads N`): N worker threads, each with its
+ * own store connection and agent runtime (thread-main.ts), run the turns; the main thread keeps HTTP,
+ * authentication and every other route. A turn goes to the thread with the fewest turns in flight, so a
+ * burst of heavy turns (bookings, each waiting for the airline) spreads over the cores instead of queueing
+ * on one. What a turn may do is unchanged: a session's lease still keeps two turns of it from running at
+ * once, whichever threads they land on, and on SQLite the threads' writes take one lock in shared memory
+ * (thread-write-lock.ts) instead of retrying on SQLITE_BUSY.
+ *
+ * A thread that dies (it should not) fails the turns it was running with `internal` and is started again.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { AgentStateError } from '../../core/errors.js';
+import type { Session } from '../../core/model.js';
+import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
+import type { Scope } from '../../store/types.js';
+import type { TurnResponse, TurnRunner } from '../turn-runner.js';
+import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
+
+export interface TurnThreadsOptions {
+  readonly threads: number;
+  readonly storeUrl: string;
+  readonly dataDir: string;
+  readonly agentsModule?: string;
+  /** The demo airline every thread books with (the main thread's, so there is one ledger). */
+  readonly airlineUrl: string;
+  /** The main thread's own runner: agent names, checkpoints and context are read there. */
+  readonly local: TurnRunner;
+  /** Told when a thread stops unexpectedly (it is started again). */
+  readonly onThreadExit?: (index: number, reason: string) => void;
+}
+
+export interface TurnThreads extends TurnRunner {
+  readonly size: number;
+  /** Every thread's metrics (prom-client's JSON form), to add to the main thread's. */
+  metricsJson(): Promise<unknown[]>;
+  /** Lets the threads finish the turns they run, then stops them. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+export const MAX_TURN_THREADS = 64;
+const START_TIMEOUT_MS = 60_000;
+const STOP_TIMEOUT_MS = 30_000;
+const METRICS_TIMEOUT_MS = 5_000;
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: Error) => void;
+}
+
+function threadEntry(): { file: string; execArgv: string[] } {
+  const here = import.meta.url;
+  if (here.endsWith('.ts')) {
+    return { file: fileURLToPath(new URL('./thread-main.ts', here)), execArgv: ['--import', 'tsx'] };
+  }
+  const file = fileURLToPath(new URL('./thread-main.js', here));
+  if (!existsSync(file)) throw new Error(`turn threads: the thread entry ${file} is missing`);
+  return { file, execArgv: [] };
+}
+
+class TurnThread {
+  readonly pending = new Map<number, Pending>();
+  private constructor(
+    readonly worker: Worker,
+    readonly exited: Promise<number>,
+  ) {}
+
+  get load(): number {
+    return this.pending.size;
+  }
+
+  static start(data: TurnThreadData, onMessage: (thread: TurnThread, message: FromThread) => void) {
+    const { file, execArgv } = threadEntry();
+    const worker = new Worker(file, { workerData: data, execArgv });
+    const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+    const thread = new TurnThread(worker, exited);
+    const ready = new Promise<TurnThread>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        void worker.terminate();
+        reject(new Error(`a turn thread did not start within ${START_TIMEOUT_MS / 1000} s`));
+      }, START_TIMEOUT_MS);
+      const failed = (error: Error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+      worker.once('error', failed);
+      void exited.then((code) => failed(new Error(`a turn thread exited with ${code} before it was ready`)));
+      worker.on('message', (message: FromThread) => {
+        if (message.type === 'ready') {
+          clearTimeout(timer);
+          worker.off('error', failed);
+          resolve(thread);
+        } else if (message.type === 'failed') {
+          failed(receivedError(message.error));
+        } else {
+          onMessage(thread, message);
+        }
+      });
+    });
+    return ready;
+  }
+
+  send(message: ToThread): void {
+    this.worker.postMessage(message);
+  }
+}
+
+export async function startTurnThreads(options: TurnThreadsOptions): Promise<TurnThreads> {
+  if (!Number.isInteger(options.threads) || options.threads < 1 || options.threads > MAX_TURN_THREADS) {
+    throw new Error(`turn threads: the count must be a whole number from 1 to ${MAX_TURN_THREADS}`);
+  }
+  const data: TurnThreadData = {
+    storeUrl: options.storeUrl,
+    dataDir: options.dataDir,
+    agentsModule: options.agentsModule ?? null,
+    airlineUrl: options.airlineUrl,
+    writeLocks: writeLockBuffers(),
+  };
+  const threads: (TurnThread | null)[] = [];
+  let nextId = 1;
+  let closing: Promise<void> | null = null;
+
+  const onMessage = (thread: TurnThread, message: FromThread) => {
+    if (message.type !== 'done' && message.type !== 'error' && message.type !== 'metrics') return;
+    const pending = thread.pending.get(message.id);
+    if (pending === undefined) return;
+    thread.pending.delete(message.id);
+    if (message.type === 'error') pending.reject(receivedError(message.error));
+    else pending.resolve(message.value);
+  };
+
+  const watch = (index: number, thread: TurnThread) => {
+    let crash = '';
+    thread.worker.on('error', (error) => {
+      crash = error.message;
+    });
+    void thread.exited.then(async (code) => {
+      // A thread that died holding the SQLite write lock must not keep the others waiting for it.
+      releaseHeldBy(thread.worker.threadId);
+      for (const pending of thread.pending.values()) {
+        pending.reject(new AgentStateError('internal', 'the turn thread running this turn stopped'));
+      }
+      thread.pending.clear();
+      if (threads[index] !== thread) return;
+      threads[index] = null;
+      if (closing !== null) return;
+      options.onThreadExit?.(index, crash || `exit code ${code}`);
+      try {
+        const again = await TurnThread.start(data, onMessage);
+        if (closing !== null) {
+          again.send({ type: 'close' });
+          return;
+        }
+        threads[index] = again;
+        watch(index, again);
+      } catch (error) {
+        options.onThreadExit?.(index, `could not start again: ${(error as Error).message}`);
+      }
+    });
+  };
+
+  const started = await Promise.allSettled(
+    Array.from({ length: options.threads }, () => TurnThread.start(data, onMessage)),
+  );
+  for (const result of started) {
+    if (result.status === 'fulfilled') threads.push(result.value);
+  }
+  const failure = started.find((result) => result.status === 'rejected');
+  if (failure !== undefined) {
+    await Promise.all(threads.map((thread) => thread?.worker.terminate()));
+    throw (failure as PromiseRejectedResult).reason;
+  }
+  threads.forEach((thread, index) => {
+    if (thread !== null) watch(index, thread);
+  });
+
+  const ask = <T>(thread: TurnThread, message: (id: number) => ToThread): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      thread.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      thread.send(message(id));
+    });
+
+  const leastBusy = (): TurnThread => {
+    let best: TurnThread | null = null;
+    for (const thread of threads) {
+      if (thread !== null && (best === null || thread.load < best.load)) best = thread;
+    }
+    if (best === null || closing !== null) {
+      throw new AgentStateError('store_unavailable', 'no turn thread is running: the server is stopping');
+    }
+    return best;
+  };
+
+  const dispatch = (scope: Scope, session: Session, input: string | null): Promise<TurnResponse> => {
+    const thread = leastBusy();
+    return ask<TurnResponse>(thread, (id) =>
+      input === null ? { type: 'resume', id, scope, session } : { type: 'turn', id, scope, session, input },
+    );
+  };
+
+  const { local } = options;
+  return {
+    size: options.threads,
+    ...(local.agentNames ? { agentNames: () => local.agentNames?.() ?? [] } : {}),
+    runTurn: (scope, session, input) => dispatch(scope, session, input),
+    resume: (scope, session) => dispatch(scope, session, null),
+    checkpoints: (scope, session, limit, before) => local.checkpoints(scope, session, limit, before),
+    ...(local.context ? { context: local.context.bind(local) } : {}),
+    async metricsJson() {
+      const live = threads.filter((thread): thread is TurnThread => thread !== null);
+      const answers = await Promise.all(
+        live.map((thread) =>
+          Promise.race([
+            ask<unknown[]>(thread, (id) => ({ type: 'metrics', id })),
+            new Promise<unknown[]>((resolve) => setTimeout(() => resolve([]), METRICS_TIMEOUT_MS).unref()),
+          ]),
+        ),
+      );
+      return answers;
+    },
+    close() {
+      closing ??= (async () => {
+        const live = threads.filter((thread): thread is TurnThread => thread !== null);
+        await Promise.all(
+          live.map(async (thread) => {
+            thread.send({ type: 'close' });
+            const timer = setTimeout(() => void thread.worker.terminate(), STOP_TIMEOUT_MS);
+            await thread.exited;
+            clearTimeout(timer);
+          }),
+        );
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * The messages between the main thread and its turn threads (`serve --turn-threads N`), and how an error
+ * crosses between them: an AgentStateError keeps its code, message and details, so the HTTP layer answers
+ * exactly as it would for a turn run on the main thread.
+ */
+import { AgentStateError, type ErrorCode } from '../../core/errors.js';
+import type { Session } from '../../core/model.js';
+import type { Scope } from '../../store/types.js';
+import type { TurnResponse } from '../turn-runner.js';
+
+/** What a turn thread is started with (its workerData). */
+export interface TurnThreadData {
+  readonly storeUrl: string;
+  readonly dataDir: string;
+  readonly agentsModule: string | null;
+  readonly airlineUrl: string;
+  /** The SQLite write locks of the main thread (thread-write-lock.ts), shared with the thread. */
+  readonly writeLocks: [string, SharedArrayBuffer][];
+}
+
+export type ToThread =
+  | {
+      readonly type: 'turn';
+      readonly id: number;
+      readonly scope: Scope;
+      readonly session: Session;
+      readonly input: string;
+    }
+  | { readonly type: 'resume'; readonly id: number; readonly scope: Scope; readonly session: Session }
+  | { readonly type: 'metrics'; readonly id: number }
+  | { readonly type: 'close' };
+
+export interface SentError {
+  readonly code: ErrorCode | null;
+  readonly message: string;
+  readonly details?: Readonly<Record<string, unknown>>;
+}
+
+export type FromThread =
+  | { readonly type: 'ready' }
+  | { readonly type: 'failed'; readonly error: SentError }
+  | { readonly type: 'done'; readonly id: number; readonly value: TurnResponse }
+  | { readonly type: 'error'; readonly id: number; readonly error: SentError }
+  | { readonly type: 'metrics'; readonly id: number; readonly value: unknown };
+
+export function sendableError(error: unknown): SentError {
+  if (error instanceof AgentStateError) {
+    return {
+      code: error.code,
+      message: error.message,
+      ...(error.details === undefined ? {} : { details: error.details }),
+    };
+  }
+  return { code: null, message: error instanceof Error ? error.message : String(error) };
+}
+
+export function receivedError(sent: SentError): Error {
+  if (sent.code === null) return new Error(sent.message);
+  return new AgentStateError(sent.code, sent.message, sent.details === undefined ? {} : { details: sent.details });
+}

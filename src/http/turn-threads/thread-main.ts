@@ -1,0 +1,71 @@
+/**
+ * A turn thread of `serve --turn-threads N`: its own store connection and agent runtime, running the turns
+ * the main thread hands it (pool.ts) and answering with their results. The main thread keeps HTTP,
+ * authentication and every other route; turns, the heaviest work, go on the machine's other cores.
+ */
+import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
+import { linkRuntime } from '../../cli/commands/runtime-link.js';
+import { instrumentStore } from '../../observability/instrumented-store.js';
+import { createMetrics } from '../../observability/metrics.js';
+import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
+import { openStore } from '../../store/open.js';
+import { createRuntimeTurnRunner } from '../runtime-runner.js';
+import type { TurnResponse } from '../turn-runner.js';
+import { type FromThread, sendableError, type ToThread, type TurnThreadData } from './protocol.js';
+
+if (parentPort === null) throw new Error('thread-main.ts runs as a worker thread of pool.ts');
+const port: MessagePort = parentPort;
+const data = workerData as TurnThreadData;
+const send = (message: FromThread) => port.postMessage(message);
+
+async function start(): Promise<void> {
+  adoptWriteLockBuffers(data.writeLocks);
+  const metrics = createMetrics({ processMetrics: false });
+  const store = instrumentStore(await openStore(data.storeUrl, { postgresWarmPool: true }), metrics);
+  let runtime: Awaited<ReturnType<typeof linkRuntime>>;
+  try {
+    runtime = await linkRuntime(data.dataDir, data.agentsModule ?? undefined, data.airlineUrl);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const runner = createRuntimeTurnRunner(store, runtime.setup);
+  const inFlight = new Set<Promise<void>>();
+  const answer = (id: number, work: () => Promise<TurnResponse>) => {
+    const running = work().then(
+      (value) => send({ type: 'done', id, value }),
+      (error: unknown) => send({ type: 'error', id, error: sendableError(error) }),
+    );
+    inFlight.add(running);
+    void running.finally(() => inFlight.delete(running));
+  };
+  port.on('message', (message: ToThread) => {
+    switch (message.type) {
+      case 'turn':
+        answer(message.id, () => runner.runTurn(message.scope, message.session, message.input));
+        return;
+      case 'resume':
+        answer(message.id, () => runner.resume(message.scope, message.session));
+        return;
+      case 'metrics':
+        void metrics.registry
+          .getMetricsAsJSON()
+          .then((value) => send({ type: 'metrics', id: message.id, value }));
+        return;
+      case 'close':
+        void (async () => {
+          await Promise.allSettled([...inFlight]);
+          await runtime.close();
+          await store.close();
+          port.close();
+        })();
+        return;
+    }
+  });
+  send({ type: 'ready' });
+}
+
+start().catch((error: unknown) => {
+  send({ type: 'failed', error: sendableError(error) });
+  port.close();
+});
