@@ -5,10 +5,10 @@
  */
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
-import type { TurnThreads } from '../../http/turn-threads/pool.js';
 import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
-import { openStore } from '../../store/open.js';
+import type { TurnThreads } from '../../http/turn-threads/pool.js';
 import { MAX_TURN_THREADS } from '../../http/turn-threads/pool.js';
+import { openStore } from '../../store/open.js';
 import { CliError, storeUrlOf } from '../context.js';
 import { parsePort } from './parse.js';
 import {
@@ -133,7 +133,9 @@ export function registerServeCommands(program: Command): void {
             airlineUrl: runtime.airlineUrl,
             local,
             onThreadExit: (index, reason) =>
-              process.stderr.write(`agentstate: turn thread ${index} stopped (${reason}); starting it again\n`),
+              process.stderr.write(
+                `agentstate: turn thread ${index} stopped (${reason}); starting it again\n`,
+              ),
           });
         }
         const pool = threads;

@@ -10,7 +10,8 @@
  * A thread that dies (it should not) fails the turns it was running with `internal` and is started again.
  */
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import type { Session } from '../../core/model.js';
@@ -50,14 +51,23 @@ interface Pending {
   readonly reject: (error: Error) => void;
 }
 
-function threadEntry(): { file: string; execArgv: string[] } {
+/** The thread's entry: the built module, or from the sources (tests) a bootstrap that loads it through tsx. */
+function threadEntry(): { code: string; eval: boolean } {
   const here = import.meta.url;
   if (here.endsWith('.ts')) {
-    return { file: fileURLToPath(new URL('./thread-main.ts', here)), execArgv: ['--import', 'tsx'] };
+    // tsx, found from here (not the cwd), registers its loader in the thread before the module is imported.
+    // (its `import` export: require.resolve finds the CommonJS one, which cannot register from a thread)
+    const api = createRequire(here)
+      .resolve('tsx/esm/api')
+      .replace(/index\.cjs$/, 'index.mjs');
+    const tsx = pathToFileURL(api).href;
+    const entry = new URL('./thread-main.ts', here).href;
+    const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+    return { code, eval: true };
   }
   const file = fileURLToPath(new URL('./thread-main.js', here));
   if (!existsSync(file)) throw new Error(`turn threads: the thread entry ${file} is missing`);
-  return { file, execArgv: [] };
+  return { code: file, eval: false };
 }
 
 class TurnThread {
@@ -72,8 +82,8 @@ class TurnThread {
   }
 
   static start(data: TurnThreadData, onMessage: (thread: TurnThread, message: FromThread) => void) {
-    const { file, execArgv } = threadEntry();
-    const worker = new Worker(file, { workerData: data, execArgv });
+    const entry = threadEntry();
+    const worker = new Worker(entry.code, { workerData: data, eval: entry.eval });
     const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
     const thread = new TurnThread(worker, exited);
     const ready = new Promise<TurnThread>((resolve, reject) => {
@@ -183,9 +193,13 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
       thread.send(message(id));
     });
 
+  // Ties go round the threads, so that each sees its share of every kind of turn (and its code is as warm).
+  let next = 0;
   const leastBusy = (): TurnThread => {
     let best: TurnThread | null = null;
-    for (const thread of threads) {
+    const start = next++ % threads.length;
+    for (let k = 0; k < threads.length; k++) {
+      const thread = threads[(start + k) % threads.length] ?? null;
       if (thread !== null && (best === null || thread.load < best.load)) best = thread;
     }
     if (best === null || closing !== null) {

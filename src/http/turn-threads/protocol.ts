@@ -56,5 +56,9 @@ export function sendableError(error: unknown): SentError {
 
 export function receivedError(sent: SentError): Error {
   if (sent.code === null) return new Error(sent.message);
-  return new AgentStateError(sent.code, sent.message, sent.details === undefined ? {} : { details: sent.details });
+  return new AgentStateError(
+    sent.code,
+    sent.message,
+    sent.details === undefined ? {} : { details: sent.details },
+  );
 }

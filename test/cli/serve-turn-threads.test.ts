@@ -1,0 +1,268 @@
+/**
+ * `agentstate serve --turn-threads N` as a real process: turns run on worker threads with store connections
+ * of their own, and nothing a client sees changes: a booking completes, one session's concurrent turns
+ * still give one 200 and one 409, many users booking at once each get only their own data, errors raised
+ * on a thread answer as on the main thread, the threads' store metrics are in /metrics, an `--agents`
+ * module's agents run on the threads, SIGTERM finishes a turn in flight, and bad uses are refused in one
+ * sentence. On PostgreSQL too when AGENTSTATE_TEST_POSTGRES_URL is set.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasStackTrace, runCli, spawnCli, tempDir } from './run.js';
+
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+interface Served {
+  readonly child: ChildProcess;
+  readonly url: string;
+  readonly exited: Promise<number | null>;
+  stderr: () => string;
+}
+
+async function serve(args: readonly string[]): Promise<Served> {
+  const child = spawnCli(['serve', '--port', '0', '--data-dir', join(tmp.dir, 'data'), ...args], tmp.dir, {
+    AGENTSTATE_LOG_LEVEL: 'warn',
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed; stderr: ${stderr}`)), 60_000);
+    const look = () => {
+      const match = /agentstate serving (http:\/\/\S+)/.exec(stderr);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1] as string);
+      }
+    };
+    child.stderr?.on('data', look);
+    void exited.then((code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
+  });
+  return { child, url, exited, stderr: () => stderr };
+}
+
+async function call(url: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, text, json: () => JSON.parse(text) as Record<string, unknown> };
+}
+
+async function newSession(url: string, userId: string, agent = 'flight_booking'): Promise<string> {
+  const made = await call(url, 'POST', '/v1/sessions', { agent, user_id: userId });
+  expect(made.status).toBe(201);
+  return made.json().id as string;
+}
+
+const BOOKING = (name: string) => [
+  'I want to book a flight from Beijing to Tokyo',
+  'on 2027-03-01',
+  'economy class please',
+  `my name is ${name}`,
+  'yes',
+];
+
+async function book(url: string, session: string, name: string): Promise<string[]> {
+  const replies: string[] = [];
+  for (const input of BOOKING(name)) {
+    const turn = await call(url, 'POST', `/v1/sessions/${session}/turns`, { input });
+    expect(turn.status, turn.text).toBe(200);
+    replies.push(turn.json().reply as string);
+  }
+  return replies;
+}
+
+/** A turn whose body arrives in two parts, `onHalf` called between them; resolves with the raw response. */
+function slowTurn(url: string, path: string, body: string, onHalf: () => void): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => {
+      const half = Math.floor(body.length / 2);
+      socket.write(
+        `POST ${path} HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body.slice(0, half)}`,
+      );
+      setTimeout(() => {
+        onHalf();
+        setTimeout(() => socket.write(body.slice(half)), 500);
+      }, 200);
+    });
+    let response = '';
+    socket.on('data', (chunk) => {
+      response += chunk.toString();
+    });
+    socket.on('end', () => resolve(response));
+    socket.on('error', reject);
+  });
+}
+
+describe('agentstate serve --turn-threads 2 (SQLite)', { timeout: 180_000 }, () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve(['--store', `sqlite:${join(tmp.dir, 'threads.db')}`, '--turn-threads', '2']);
+  });
+
+  it('says so at start and completes a booking', async () => {
+    expect(served.stderr()).toMatch(/turns: on 2 thread\(s\) of their own/);
+    const session = await newSession(served.url, 'ada');
+    const replies = await book(served.url, session, 'Ada Lovelace');
+    expect(replies.at(-1)).toMatch(/^Booked: .* for Ada Lovelace\. Booking reference bk_\w+\.$/);
+    const tasks = await call(served.url, 'GET', `/v1/tasks?session_id=${session}&user_id=ada`);
+    expect(tasks.status).toBe(200);
+    expect(tasks.json().items).toEqual([expect.objectContaining({ state: 'DONE' })]);
+  });
+
+  it('keeps two concurrent turns of one session apart: one 200, one 409 conflict', async () => {
+    const session = await newSession(served.url, 'grace');
+    const both = await Promise.all(
+      [0, 1].map(() =>
+        call(served.url, 'POST', `/v1/sessions/${session}/turns`, {
+          input: 'I want to book a flight from Paris to Tokyo',
+        }),
+      ),
+    );
+    expect(both.map((t) => t.status).sort()).toEqual([200, 409]);
+    const refused = both.find((t) => t.status === 409);
+    expect(refused?.json().error).toMatchObject({ code: 'conflict' });
+  });
+
+  it('runs 8 users booking at once, each seeing only its own data', async () => {
+    const users = Array.from({ length: 8 }, (_, i) => ({
+      id: `user${i}`,
+      name: `Passenger Number${'abcdefgh'[i]}`,
+    }));
+    const sessions = await Promise.all(users.map((u) => newSession(served.url, u.id)));
+    const replies = await Promise.all(users.map((u, i) => book(served.url, sessions[i] as string, u.name)));
+    replies.forEach((mine, i) => {
+      expect(mine.at(-1)).toContain(`for ${users[i]?.name}.`);
+      for (const other of users) if (other !== users[i]) expect(mine.join('\n')).not.toContain(other.name);
+    });
+  });
+
+  it('answers an error raised on a thread as the main thread would (resume without a run: 409)', async () => {
+    const session = await newSession(served.url, 'alan');
+    const resumed = await call(served.url, 'POST', `/v1/sessions/${session}/resume`, {});
+    expect(resumed.status).toBe(409);
+    expect(resumed.json().error).toMatchObject({
+      code: 'conflict',
+      message: `session ${session} has no run to resume: send a turn first`,
+    });
+  });
+
+  it("adds the threads' store metrics to /metrics", async () => {
+    const metrics = await call(served.url, 'GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    // Checkpoints are written only by turns, so only on the threads.
+    const written = /^agentstate_checkpoint_write_duration_seconds_count\{adapter="sqlite"\} (\d+)$/m.exec(
+      metrics.text,
+    );
+    expect(Number(written?.[1] ?? 0)).toBeGreaterThan(10);
+    expect(metrics.text).toMatch(/^agentstate_turns_total\{agent="flight_booking",outcome="ok"\} \d+$/m);
+  });
+
+  it('on SIGTERM finishes the turn in flight, then exits 0', async () => {
+    const session = await newSession(served.url, 'barbara');
+    const response = await slowTurn(
+      served.url,
+      `/v1/sessions/${session}/turns?user_id=barbara`,
+      JSON.stringify({ input: 'I want to book a flight from Paris to Tokyo' }),
+      () => served.child.kill('SIGTERM'),
+    );
+    expect(response).toMatch(/^HTTP\/1\.1 200/);
+    expect(response).toMatch(/What date do you want to fly\?/);
+    expect(await served.exited).toBe(0);
+  });
+});
+
+describe('agentstate serve --turn-threads: agents modules and refusals', { timeout: 120_000 }, () => {
+  it("runs an --agents module's agents on the threads", async () => {
+    // .mts: a thread loads TypeScript through tsx's ES module hooks only (from the build, plain .js/.mjs).
+    const agentsFile = join(tmp.dir, 'thread-agents.mts');
+    const builtin = join(dirname(fileURLToPath(import.meta.url)), '../../src/agents/index.ts');
+    writeFileSync(
+      agentsFile,
+      `import { flightBookingAgent } from ${JSON.stringify(builtin)};\nexport const agents = [{ ...flightBookingAgent, name: 'travel' }];\n`,
+    );
+    const served = await serve([
+      '--store',
+      `sqlite:${join(tmp.dir, 'agents.db')}`,
+      '--turn-threads',
+      '1',
+      '--agents',
+      agentsFile,
+    ]);
+    const session = await newSession(served.url, 'kay', 'travel');
+    const replies = await book(served.url, session, 'Kay Travel');
+    expect(replies.at(-1)).toMatch(/Booking reference bk_\w+\.$/);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+
+  it('refuses memory:, a bad count and --workers in one sentence', async () => {
+    const cases: [string[], RegExp][] = [
+      [['--store', 'memory:', '--turn-threads', '2'], /--turn-threads needs a store every thread can open/],
+      [['--turn-threads', 'two'], /--turn-threads must be a whole number from 0 to 64, got "two"/],
+      [['--turn-threads', '65'], /--turn-threads must be a whole number from 0 to 64, got "65"/],
+      [
+        ['--store', `sqlite:${join(tmp.dir, 'w.db')}`, '--turn-threads', '2', '--workers', '2'],
+        /--turn-threads and --workers cannot be combined/,
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const result = await runCli(['serve', '--port', '0', ...args], tmp.dir);
+      expect(result.code, result.stderr).not.toBe(0);
+      expect(result.stderr).toMatch(message);
+      expect(hasStackTrace(result.stderr)).toBe(false);
+    }
+  });
+});
+
+const POSTGRES = process.env.AGENTSTATE_TEST_POSTGRES_URL;
+
+describe.skipIf(!POSTGRES)('agentstate serve --turn-threads 2 (PostgreSQL)', { timeout: 120_000 }, () => {
+  const database = `agentstate_threads_${process.pid}`;
+  let storeUrl = '';
+  beforeAll(async () => {
+    const admin = new pg.Client({ connectionString: POSTGRES });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database}`);
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const url = new URL(POSTGRES as string);
+    url.pathname = `/${database}`;
+    storeUrl = url.toString();
+  });
+  afterAll(async () => {
+    const admin = new pg.Client({ connectionString: POSTGRES });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  it('completes bookings of 4 users at once and one session’s concurrent turns give 200 and 409', async () => {
+    const served = await serve(['--store', storeUrl, '--turn-threads', '2']);
+    const names = ['Ann Alpha', 'Bob Beta', 'Cy Gamma', 'Di Delta'];
+    const sessions = await Promise.all(names.map((_, i) => newSession(served.url, `pg${i}`)));
+    const replies = await Promise.all(names.map((name, i) => book(served.url, sessions[i] as string, name)));
+    replies.forEach((mine, i) => expect(mine.at(-1)).toContain(`for ${names[i]}.`));
+    const session = await newSession(served.url, 'pgx');
+    const both = await Promise.all(
+      [0, 1].map(() =>
+        call(served.url, 'POST', `/v1/sessions/${session}/turns`, { input: 'I want to book a flight' }),
+      ),
+    );
+    expect(both.map((t) => t.status).sort()).toEqual([200, 409]);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+});
