@@ -254,7 +254,9 @@ describe.skipIf(!POSTGRES)('agentstate serve --turn-threads 2 (PostgreSQL)', { t
     const names = ['Ann Alpha', 'Bob Beta', 'Cy Gamma', 'Di Delta'];
     const sessions = await Promise.all(names.map((_, i) => newSession(served.url, `pg${i}`)));
     const replies = await Promise.all(names.map((name, i) => book(served.url, sessions[i] as string, name)));
-    replies.forEach((mine, i) => expect(mine.at(-1)).toContain(`for ${names[i]}.`));
+    replies.forEach((mine, i) => {
+      expect(mine.at(-1)).toContain(`for ${names[i]}.`);
+    });
     const session = await newSession(served.url, 'pgx');
     const both = await Promise.all(
       [0, 1].map(() =>
