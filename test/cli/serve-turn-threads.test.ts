@@ -211,8 +211,9 @@ describe('agentstate serve --turn-threads: agents modules and refusals', { timeo
   it('refuses memory:, a bad count and --workers in one sentence', async () => {
     const cases: [string[], RegExp][] = [
       [['--store', 'memory:', '--turn-threads', '2'], /--turn-threads needs a store every thread can open/],
-      [['--turn-threads', 'two'], /--turn-threads must be a whole number from 0 to 64, got "two"/],
-      [['--turn-threads', '65'], /--turn-threads must be a whole number from 0 to 64, got "65"/],
+      [['--turn-threads', 'two'], /--turn-threads must be auto or a whole number from 0 to 64, got "two"/],
+      [['--turn-threads', '65'], /--turn-threads must be auto or a whole number from 0 to 64, got "65"/],
+      [['--store', 'sqlite::memory:', '--turn-threads', '1'], /sqlite::memory: lives in one thread/],
       [
         ['--store', `sqlite:${join(tmp.dir, 'w.db')}`, '--turn-threads', '2', '--workers', '2'],
         /--turn-threads and --workers cannot be combined/,

@@ -3,6 +3,7 @@
  * `--workers N`, N such processes on one port (serve-cluster.ts).
  * Logs are JSON lines on stdout; the start banner (URL, store, how to chat) goes to stderr.
  */
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
 import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
@@ -38,17 +39,44 @@ interface ServeOptions {
   readonly turnThreads: string;
 }
 
-/** `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own. */
-export function parseTurnThreads(text: string, storeUrl: string, workers: number): number {
+/** Turn threads `auto` starts at most (past a few, the store's write lock or the database is the limit). */
+export const AUTO_TURN_THREADS_MAX = 4;
+
+/** Whether every thread can open the store the URL names (one in-process store cannot be shared). */
+function storeSharedByThreads(storeUrl: string): boolean {
+  if (storeUrl.startsWith('memory:')) return false;
+  if (!storeUrl.startsWith('sqlite:')) return true;
+  const path = storeUrl.slice('sqlite:'.length);
+  return path !== '' && path !== ':memory:' && !path.startsWith('file:');
+}
+
+/**
+ * `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own; `auto` (the
+ * default) one per core up to AUTO_TURN_THREADS_MAX, or 0 where threads cannot help or work: an in-process
+ * store, a cluster of processes (`--workers`, which use the cores already), an `--agents` module that is
+ * not JavaScript (a thread cannot load TypeScript; give the number to try).
+ */
+export function parseTurnThreads(
+  text: string,
+  storeUrl: string,
+  workers: number,
+  agentsModule?: string,
+): number {
+  if (text === 'auto') {
+    if (!storeSharedByThreads(storeUrl) || workers > 1) return 0;
+    if (agentsModule !== undefined && !/\.(js|mjs|cjs)$/.test(agentsModule)) return 0;
+    const cores = availableParallelism();
+    return cores < 2 ? 0 : Math.min(cores, AUTO_TURN_THREADS_MAX);
+  }
   const n = Number(text);
   if (text.trim() === '' || !Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
     throw new CliError(
-      `--turn-threads must be a whole number from 0 to ${MAX_TURN_THREADS}, got ${JSON.stringify(text)}`,
+      `--turn-threads must be auto or a whole number from 0 to ${MAX_TURN_THREADS}, got ${JSON.stringify(text)}`,
     );
   }
-  if (n > 0 && storeUrl.startsWith('memory:')) {
+  if (n > 0 && !storeSharedByThreads(storeUrl)) {
     throw new CliError(
-      '--turn-threads needs a store every thread can open (sqlite:, postgres://, redis://, tiered:); memory: lives in one thread',
+      `--turn-threads needs a store every thread can open (sqlite:FILE, postgres://, redis://, tiered:); ${storeUrl} lives in one thread`,
     );
   }
   if (n > 0 && workers > 1) {
@@ -82,8 +110,8 @@ export function registerServeCommands(program: Command): void {
     )
     .option(
       '--turn-threads <n>',
-      'threads that run turns, each with its own store connection; 0: the main thread (env AGENTSTATE_TURN_THREADS)',
-      process.env.AGENTSTATE_TURN_THREADS ?? '0',
+      'threads that run turns, each with its own store connection: a number (0: the main thread) or auto, one per core up to 4 (env AGENTSTATE_TURN_THREADS)',
+      process.env.AGENTSTATE_TURN_THREADS ?? 'auto',
     )
     .option(
       '--config <file>',
@@ -94,7 +122,7 @@ export function registerServeCommands(program: Command): void {
       assertStartable(config);
       const url = storeUrlOf(options);
       const workers = parseWorkers(options.workers);
-      const turnThreads = parseTurnThreads(options.turnThreads, url, workers);
+      const turnThreads = parseTurnThreads(options.turnThreads, url, workers, options.agents);
       const worker = workerIndex();
       if (workers > 1 && worker === null) {
         await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
@@ -193,7 +221,7 @@ export function registerServeCommands(program: Command): void {
           `  auth:  ${auth}`,
           `  docs:  ${address}/docs`,
           `  agents: ${runtime.agentNames.join(', ')}`,
-          ...(pool ? [`  turns: on ${pool.size} thread(s) of their own`] : []),
+          `  turns: ${pool ? `on ${pool.size} thread(s) of their own` : 'on the main thread'}`,
           `  chat:  agentstate chat --server ${address} --agent flight_booking`,
           '',
         ].join('\n');

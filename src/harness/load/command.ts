@@ -49,8 +49,8 @@ export function registerLoadCommands(program: Command): void {
     .option('--workers <n>', 'processes of the server it starts (serve --workers)', '1')
     .option(
       '--turn-threads <n>',
-      'threads that run the turns of the server it starts (serve --turn-threads; 0: its main thread)',
-      '0',
+      'threads that run the turns of the server it starts (serve --turn-threads: a number, 0 for its main thread, or auto)',
+      'auto',
     )
     .option('--turns <n>', 'turns per user (5 is a whole booking)', '5')
     .option('--think-ms <ms>', 'think time between turns under load (0: saturation only)', '1000')
@@ -74,7 +74,8 @@ export function registerLoadCommands(program: Command): void {
         ...(options.store ? { store: options.store } : {}),
         users: count('--users', options.users, 2),
         workers: count('--workers', options.workers, 1),
-        turnThreads: count('--turn-threads', options.turnThreads, 0),
+        turnThreads:
+          options.turnThreads === 'auto' ? 'auto' : count('--turn-threads', options.turnThreads, 0),
         repeat: count('--repeat', options.repeat, 1),
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),

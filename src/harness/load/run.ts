@@ -28,8 +28,8 @@ export interface LoadTestOptions {
   readonly store?: string;
   /** Server processes of the child server (`serve --workers`). Default 1. */
   readonly workers?: number;
-  /** Threads that run the child server's turns (`serve --turn-threads`). Default 0: its main thread. */
-  readonly turnThreads?: number;
+  /** Threads that run the child server's turns (`serve --turn-threads`). Default `auto`, as `serve`'s. */
+  readonly turnThreads?: number | 'auto';
   /** Default 50. */
   readonly users?: number;
   /** Turns per user. Default 5 (a whole booking). */
@@ -110,7 +110,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       dataDir: join(temp, 'data'),
       ...(airline ? { airlineUrl: airline.url } : {}),
       workers: options.workers ?? 1,
-      turnThreads: options.turnThreads ?? 0,
+      turnThreads: options.turnThreads ?? 'auto',
       ...(options.serverLogLevel ? { logLevel: options.serverLogLevel } : {}),
       ...(options.cpuProfDir ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] } : {}),
     });
@@ -201,7 +201,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       server: child ? 'child process' : 'external',
       airline: child ? 'child process' : 'external',
       workers: child ? (options.workers ?? 1) : null,
-      turn_threads: child ? (options.turnThreads ?? 0) : null,
+      turn_threads: child ? child.turnThreads : null,
       users,
       turns,
       think_ms: thinkMs,

@@ -14,6 +14,8 @@ export interface ServerChild {
   readonly apiKey: string;
   readonly tenantId: string;
   readonly pid: number;
+  /** Threads running its turns, as its banner says (0: its main thread). */
+  readonly turnThreads: number;
   /** SIGTERM, then SIGKILL after 10 s; resolves when the process is gone. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -27,8 +29,8 @@ export interface ServerChildOptions {
   readonly airlineUrl?: string;
   /** Server processes (`serve --workers`). Default 1. */
   readonly workers?: number;
-  /** Threads that run the server's turns (`serve --turn-threads`). Default 0: its main thread. */
-  readonly turnThreads?: number;
+  /** Threads that run the server's turns (`serve --turn-threads`). Default `auto`, as `serve`'s. */
+  readonly turnThreads?: number | 'auto';
   /** Extra node flags for the server, e.g. `--cpu-prof --cpu-prof-dir=DIR`. */
   readonly nodeFlags?: readonly string[];
   readonly onStderr?: (text: string) => void;
@@ -76,7 +78,7 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
     '--workers',
     String(options.workers ?? 1),
     '--turn-threads',
-    String(options.turnThreads ?? 0),
+    String(options.turnThreads ?? 'auto'),
   ];
   const child = spawn(node, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {
@@ -105,6 +107,7 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
         apiKey,
         tenantId,
         pid: child.pid ?? -1,
+        turnThreads: Number(/turns: on (\d+) thread/.exec(stderr)?.[1] ?? 0),
         close: childStopper(child, 10_000),
       });
     });
