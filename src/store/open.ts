@@ -10,6 +10,11 @@ export const DEFAULT_STORE_URL = 'sqlite:./.agentstate/agentstate.db';
 export interface OpenStoreOptions extends StoreOptions {
   /** SQLite `synchronous` pragma: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA'. Default 'NORMAL' (safe in WAL mode). */
   readonly sqliteSynchronous?: 'OFF' | 'NORMAL' | 'FULL' | 'EXTRA';
+  /**
+   * SQLite: WAL checkpoints in a worker thread every 128 commits and every this many ms (at most 2^31 - 1);
+   * 0: by the committing connection. Default 1000.
+   */
+  readonly sqliteCheckpointMs?: number;
   /** PostgreSQL: open every connection of the store's pool before it is returned (`warmPool`). */
   readonly postgresWarmPool?: boolean;
 }

@@ -17,11 +17,23 @@ if (parentPort === null) throw new Error('thread-main.ts runs as a worker thread
 const port: MessagePort = parentPort;
 const data = workerData as TurnThreadData;
 const send = (message: FromThread) => port.postMessage(message);
+/**
+ * A thread's SQLite connection checkpoints the WAL after its own commits only (every 128), never on a
+ * timer: the main thread's connection checkpoints on its interval already, and each checkpoint ends in an
+ * fsync of the database file, which the commits of every thread may have to wait behind.
+ */
+const THREAD_CHECKPOINT_MS = 2 ** 31 - 1;
 
 async function start(): Promise<void> {
   adoptWriteLockBuffers(data.writeLocks);
   const metrics = createMetrics({ processMetrics: false });
-  const store = instrumentStore(await openStore(data.storeUrl, { postgresWarmPool: true }), metrics);
+  const store = instrumentStore(
+    await openStore(data.storeUrl, {
+      postgresWarmPool: true,
+      sqliteCheckpointMs: THREAD_CHECKPOINT_MS,
+    }),
+    metrics,
+  );
   let runtime: Awaited<ReturnType<typeof linkRuntime>>;
   try {
     runtime = await linkRuntime(data.dataDir, data.agentsModule ?? undefined, data.airlineUrl);
