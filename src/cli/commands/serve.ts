@@ -68,8 +68,8 @@ export function parseTurnThreads(
     const cores = availableParallelism();
     return cores < 2 ? 0 : Math.min(cores, AUTO_TURN_THREADS_MAX);
   }
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
     throw new CliError(
       `--turn-threads must be auto or a whole number from 0 to ${MAX_TURN_THREADS}, got ${JSON.stringify(text)}`,
     );
