@@ -208,6 +208,38 @@ describe('agentstate serve --turn-threads: agents modules and refusals', { timeo
     expect(await served.exited).toBe(0);
   });
 
+  it('fails the turns of a thread that dies with internal (500), starts it again and goes on', async () => {
+    // An agent whose greeting ends the thread it runs on (process.exit in a worker ends that thread only).
+    const agentsFile = join(tmp.dir, 'crashing-agents.mjs');
+    writeFileSync(
+      agentsFile,
+      "export const agents = [{ name: 'crasher', description: 'ends its thread', taskTypes: [], get greeting() { process.exit(3); } }];\n",
+    );
+    const served = await serve([
+      '--store',
+      `sqlite:${join(tmp.dir, 'crash.db')}`,
+      '--turn-threads',
+      '1',
+      '--agents',
+      agentsFile,
+    ]);
+    const crashing = await newSession(served.url, 'eve', 'crasher');
+    const died = await call(served.url, 'POST', `/v1/sessions/${crashing}/turns`, { input: 'hello' });
+    expect(died.status).toBe(500);
+    expect(died.json().error).toMatchObject({ code: 'internal' });
+    const said = /turn thread 0 stopped \(exit code 3\); starting it again/;
+    for (let waited = 0; !said.test(served.stderr()) && waited < 10_000; waited += 50) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(served.stderr()).toMatch(said);
+    // Sent while the only thread is being started again: the turns wait for it, then run there.
+    const session = await newSession(served.url, 'eve');
+    const replies = await book(served.url, session, 'Eve Again');
+    expect(replies.at(-1)).toMatch(/Booking reference bk_\w+\.$/);
+    served.child.kill('SIGTERM');
+    expect(await served.exited).toBe(0);
+  });
+
   it('refuses memory:, a bad count and --workers in one sentence', async () => {
     const cases: [string[], RegExp][] = [
       [['--store', 'memory:', '--turn-threads', '2'], /--turn-threads needs a store every thread can open/],

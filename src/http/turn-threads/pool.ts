@@ -49,6 +49,8 @@ const METRICS_TIMEOUT_MS = 5_000;
 interface Pending {
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: Error) => void;
+  /** A turn (or resume), as against a request for metrics: only turns count as the thread's load. */
+  readonly turn: boolean;
 }
 
 /** The thread's entry: the built module, or from the sources (tests) a bootstrap that loads it through tsx. */
@@ -72,20 +74,24 @@ function threadEntry(): { code: string; eval: boolean } {
 
 class TurnThread {
   readonly pending = new Map<number, Pending>();
+  /** Turns sent and not yet answered. */
+  load = 0;
+  /** The error the thread died of, if it did. */
+  crash = '';
   private constructor(
     readonly worker: Worker,
     readonly exited: Promise<number>,
   ) {}
-
-  get load(): number {
-    return this.pending.size;
-  }
 
   static start(data: TurnThreadData, onMessage: (thread: TurnThread, message: FromThread) => void) {
     const entry = threadEntry();
     const worker = new Worker(entry.code, { workerData: data, eval: entry.eval });
     const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
     const thread = new TurnThread(worker, exited);
+    // Listened to for the thread's whole life: an 'error' event nobody listens to would end the process.
+    worker.on('error', (error) => {
+      thread.crash = error.message;
+    });
     const ready = new Promise<TurnThread>((resolve, reject) => {
       const timer = setTimeout(() => {
         void worker.terminate();
@@ -132,20 +138,20 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   let nextId = 1;
   let closing: Promise<void> | null = null;
 
+  /** Turns waiting for a thread to be started again (when none is running). */
+  const waiters: (() => void)[] = [];
+
   const onMessage = (thread: TurnThread, message: FromThread) => {
     if (message.type !== 'done' && message.type !== 'error' && message.type !== 'metrics') return;
     const pending = thread.pending.get(message.id);
     if (pending === undefined) return;
     thread.pending.delete(message.id);
+    if (pending.turn) thread.load--;
     if (message.type === 'error') pending.reject(receivedError(message.error));
     else pending.resolve(message.value);
   };
 
   const watch = (index: number, thread: TurnThread) => {
-    let crash = '';
-    thread.worker.on('error', (error) => {
-      crash = error.message;
-    });
     void thread.exited.then(async (code) => {
       // A thread that died holding the SQLite write lock must not keep the others waiting for it.
       releaseHeldBy(thread.worker.threadId);
@@ -153,10 +159,11 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
         pending.reject(new AgentStateError('internal', 'the turn thread running this turn stopped'));
       }
       thread.pending.clear();
+      thread.load = 0;
       if (threads[index] !== thread) return;
       threads[index] = null;
       if (closing !== null) return;
-      options.onThreadExit?.(index, crash || `exit code ${code}`);
+      options.onThreadExit?.(index, thread.crash || `exit code ${code}`);
       try {
         const again = await TurnThread.start(data, onMessage);
         if (closing !== null) {
@@ -167,6 +174,8 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
         watch(index, again);
       } catch (error) {
         options.onThreadExit?.(index, `could not start again: ${(error as Error).message}`);
+      } finally {
+        for (const waiter of waiters.splice(0)) waiter();
       }
     });
   };
@@ -186,31 +195,48 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     if (thread !== null) watch(index, thread);
   });
 
-  const ask = <T>(thread: TurnThread, message: (id: number) => ToThread): Promise<T> =>
+  const ask = <T>(thread: TurnThread, turn: boolean, message: (id: number) => ToThread): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
-      thread.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      thread.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, turn });
+      if (turn) thread.load++;
       thread.send(message(id));
     });
 
   // Ties go round the threads, so that each sees its share of every kind of turn (and its code is as warm).
   let next = 0;
-  const leastBusy = (): TurnThread => {
+  const leastBusy = async (): Promise<TurnThread> => {
+    // No thread running (the only one is being started again): wait for it rather than fail the turn.
+    if (closing === null && threads.every((thread) => thread === null)) {
+      await new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        setTimeout(resolve, START_TIMEOUT_MS).unref();
+      });
+    }
+    return pick();
+  };
+  const pick = (): TurnThread => {
     let best: TurnThread | null = null;
     const start = next++ % threads.length;
     for (let k = 0; k < threads.length; k++) {
       const thread = threads[(start + k) % threads.length] ?? null;
       if (thread !== null && (best === null || thread.load < best.load)) best = thread;
     }
-    if (best === null || closing !== null) {
-      throw new AgentStateError('store_unavailable', 'no turn thread is running: the server is stopping');
+    if (closing !== null) {
+      throw new AgentStateError('store_unavailable', 'the server is stopping: it takes no new turns');
+    }
+    if (best === null) {
+      throw new AgentStateError(
+        'store_unavailable',
+        'no turn thread is running: one could not be started again',
+      );
     }
     return best;
   };
 
-  const dispatch = (scope: Scope, session: Session, input: string | null): Promise<TurnResponse> => {
-    const thread = leastBusy();
-    return ask<TurnResponse>(thread, (id) =>
+  const dispatch = async (scope: Scope, session: Session, input: string | null): Promise<TurnResponse> => {
+    const thread = await leastBusy();
+    return ask<TurnResponse>(thread, true, (id) =>
       input === null ? { type: 'resume', id, scope, session } : { type: 'turn', id, scope, session, input },
     );
   };
@@ -228,7 +254,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
       const answers = await Promise.all(
         live.map((thread) =>
           Promise.race([
-            ask<unknown[]>(thread, (id) => ({ type: 'metrics', id })),
+            ask<unknown[]>(thread, false, (id) => ({ type: 'metrics', id })),
             new Promise<unknown[]>((resolve) => setTimeout(() => resolve([]), METRICS_TIMEOUT_MS).unref()),
           ]),
         ),
@@ -237,6 +263,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     },
     close() {
       closing ??= (async () => {
+        for (const waiter of waiters.splice(0)) waiter();
         const live = threads.filter((thread): thread is TurnThread => thread !== null);
         await Promise.all(
           live.map(async (thread) => {
