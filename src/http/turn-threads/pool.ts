@@ -254,7 +254,8 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
       const answers = await Promise.all(
         live.map((thread) =>
           Promise.race([
-            ask<unknown[]>(thread, false, (id) => ({ type: 'metrics', id })),
+            // A thread that dies meanwhile adds nothing (its counts went with it).
+            ask<unknown[]>(thread, false, (id) => ({ type: 'metrics', id })).catch(() => []),
             new Promise<unknown[]>((resolve) => setTimeout(() => resolve([]), METRICS_TIMEOUT_MS).unref()),
           ]),
         ),
