@@ -60,6 +60,29 @@ describe('ThreadWriteLock', { timeout: 60_000 }, () => {
     await Promise.all(threads.map((t) => t.worker.terminate()));
   });
 
+  it('keeps a thread that has nothing else to do alive while it waits', async () => {
+    const file = join(tmp.dir, 'alive.db');
+    const lock = new ThreadWriteLock(writeLockBuffer(file));
+    await lock.acquire();
+    const { worker, said } = startThread({
+      file,
+      locks: writeLockBuffers(),
+      counter: new SharedArrayBuffer(4),
+      rounds: 0,
+      hold: false,
+      wait: true,
+    });
+    const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+    const early = await Promise.race([
+      exited,
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 500)),
+    ]);
+    expect(early).toBe('waiting');
+    lock.release();
+    expect(await said).toBe('got it');
+    expect(await exited).toBe(0);
+  });
+
   it('is freed for the others when the thread holding it dies and its starter clears it', async () => {
     const file = join(tmp.dir, 'dead.db');
     writeLockBuffer(file);

@@ -62,7 +62,15 @@ export class ThreadWriteLock {
       const held = Atomics.compareExchange(this.word, 0, FREE, this.mine);
       if (held === FREE) return;
       const waiting = Atomics.waitAsync(this.word, 0, held);
-      if (waiting.async) await waiting.value;
+      if (!waiting.async) continue;
+      // A wait in Atomics.waitAsync does not keep the event loop alive: a thread with nothing else to do
+      // (one still opening its store, say) would end right here, in the middle of its work.
+      const keepAlive = setInterval(() => {}, 2 ** 30);
+      try {
+        await waiting.value;
+      } finally {
+        clearInterval(keepAlive);
+      }
     }
   }
 
