@@ -28,6 +28,7 @@ import { registerMetrics } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
 import type { RuntimeSetup } from './runtime-runner.js';
 import { buildSchemas } from './schemas.js';
+import { createStdoutLogger } from './stdout-log.js';
 import { meteredTurns } from './turn-metrics.js';
 import type { TurnRunner } from './turn-runner.js';
 
@@ -82,7 +83,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
       ? { logger: false as const }
       : options.logger !== undefined
         ? { loggerInstance: options.logger }
-        : { logger: { level: process.env.AGENTSTATE_LOG_LEVEL ?? 'info' } };
+        : { loggerInstance: createStdoutLogger(process.env.AGENTSTATE_LOG_LEVEL ?? 'info') };
   const app = Fastify({
     ...loggerOption,
     bodyLimit: config.limits.bodyLimitBytes,

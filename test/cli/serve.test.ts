@@ -89,6 +89,24 @@ describe('agentstate serve', { timeout: 120_000 }, () => {
     expect(logs.at(-1)?.msg).toBe('stopped');
   });
 
+  it('exits on SIGTERM even when nothing reads its log output (a stalled stdout pipe)', async () => {
+    const child = spawnCli(['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/stalled.db`], tmp.dir);
+    const exited = exitOf(child);
+    const url = await waitForUrl(child);
+    // stdout is a pipe this test never reads: enough requests to fill it many times over (two lines each).
+    child.stdout?.pause();
+    for (let i = 0; i < 1500; i += 1) expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    const stopping = Date.now();
+    child.kill('SIGTERM');
+    const code = await Promise.race([
+      exited,
+      new Promise<string>((r) => setTimeout(() => r('still running'), 20_000)),
+    ]);
+    if (code === 'still running') child.kill('SIGKILL');
+    expect(code).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(20_000);
+  });
+
   it('--agents adds the agents a module exports', async () => {
     const agentsFile = join(tmp.dir, 'my-agents.ts');
     const builtin = join(dirname(fileURLToPath(import.meta.url)), '../../src/agents/index.ts');
