@@ -24,6 +24,11 @@ let shared: SonicBoom | null = null;
 /** One stream on fd 1 per thread, shared by every logger made here (one exit hook, not one per server). */
 function stdoutStream(): SonicBoom {
   if (shared !== null) return shared;
+  // Opening process.stdout hands fd 1 to libuv, which puts a pipe or a socket in non-blocking mode. Without
+  // it (no turn threads, a cluster worker: nothing else opens it) a stalled reader makes every write block
+  // the thread in the kernel, the exit flush too, where no deadline can stop it; with it, a write that
+  // stdout cannot take fails with EAGAIN, retried later while the process runs and given up at exit.
+  if (isMainThread) void process.stdout.writable;
   let deadline = Number.POSITIVE_INFINITY;
   const stream = new SonicBoom({ fd: 1, sync: false, retryEAGAIN: () => Date.now() < deadline });
   const silence = (): void => {

@@ -1,6 +1,6 @@
 /** Runs the real CLI as a child process (TypeScript sources through tsx), in a temporary directory. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,16 +20,40 @@ export function tempDir(): { dir: string; cleanup: () => void } {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** The CLI as `npm run build` leaves it (npm test builds first). */
+export const BUILT_MAIN = join(ROOT, 'dist/src/cli/main.js');
+
+function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const clean = { ...process.env };
+  for (const key of Object.keys(clean)) if (key.startsWith('AGENTSTATE_')) delete clean[key];
+  return { ...clean, AGENTSTATE_LOG_LEVEL: 'info', ...env };
+}
+
 export function spawnCli(
   args: readonly string[],
   cwd: string,
   env: Record<string, string> = {},
 ): ChildProcess {
-  const clean = { ...process.env };
-  for (const key of Object.keys(clean)) if (key.startsWith('AGENTSTATE_')) delete clean[key];
   return spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
     cwd,
-    env: { ...clean, AGENTSTATE_LOG_LEVEL: 'info', ...env },
+    env: cliEnv(env),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/**
+ * The built CLI under plain node, for what the TypeScript loader would change: tsx opens process.stdout,
+ * which changes how fd 1 blocks.
+ */
+export function spawnBuiltCli(
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+): ChildProcess {
+  if (!existsSync(BUILT_MAIN)) throw new Error(`${BUILT_MAIN} is missing: run npm run build (npm test does)`);
+  return spawn(process.execPath, [BUILT_MAIN, ...args], {
+    cwd,
+    env: cliEnv(env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
 }

@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { spawnCli, tempDir } from './run.js';
+import { spawnBuiltCli, spawnCli, tempDir } from './run.js';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -89,23 +89,40 @@ describe('agentstate serve', { timeout: 120_000 }, () => {
     expect(logs.at(-1)?.msg).toBe('stopped');
   });
 
-  it('exits on SIGTERM even when nothing reads its log output (a stalled stdout pipe)', async () => {
-    const child = spawnCli(['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/stalled.db`], tmp.dir);
-    const exited = exitOf(child);
-    const url = await waitForUrl(child);
-    // stdout is a pipe this test never reads: enough requests to fill it many times over (two lines each).
-    child.stdout?.pause();
-    for (let i = 0; i < 1500; i += 1) expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    const stopping = Date.now();
-    child.kill('SIGTERM');
-    const code = await Promise.race([
-      exited,
-      new Promise<string>((r) => setTimeout(() => r('still running'), 20_000)),
-    ]);
-    if (code === 'still running') child.kill('SIGKILL');
-    expect(code).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(20_000);
-  });
+  // The built CLI under plain node (tsx would open process.stdout itself), with turn threads (auto: they open
+  // process.stdout in the main thread) and without (nothing else opens it: fd 1 stays blocking unless the log
+  // stream opens it).
+  it.each([['auto'], ['0']])(
+    'exits on SIGTERM even when nothing reads its log output (a stalled stdout pipe), --turn-threads %s',
+    async (threads) => {
+      const child = spawnBuiltCli(
+        [
+          'serve',
+          '--port',
+          '0',
+          '--turn-threads',
+          threads,
+          '--store',
+          `sqlite:${tmp.dir}/stalled-${threads}.db`,
+        ],
+        tmp.dir,
+      );
+      const exited = exitOf(child);
+      const url = await waitForUrl(child);
+      // stdout is a pipe this test never reads: enough requests to fill it many times over (two lines each).
+      child.stdout?.pause();
+      for (let i = 0; i < 1500; i += 1) expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      const stopping = Date.now();
+      child.kill('SIGTERM');
+      const code = await Promise.race([
+        exited,
+        new Promise<string>((r) => setTimeout(() => r('still running'), 20_000)),
+      ]);
+      if (code === 'still running') child.kill('SIGKILL');
+      expect(code).toBe(0);
+      expect(Date.now() - stopping).toBeLessThan(20_000);
+    },
+  );
 
   it('--agents adds the agents a module exports', async () => {
     const agentsFile = join(tmp.dir, 'my-agents.ts');
