@@ -9,7 +9,7 @@ export const MAX_JSON_DEPTH = 256;
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-function childPath(path: string, key: string | number): string {
+export function childPath(path: string, key: string | number): string {
   if (typeof key === 'number') return `${path}[${key}]`;
   if (IDENTIFIER.test(key)) return path === '' ? key : `${path}.${key}`;
   return `${path}[${JSON.stringify(key)}]`;
@@ -102,7 +102,7 @@ function check(value: unknown, path: string, ancestors: object[]): void {
 }
 
 /** String.prototype.isWellFormed (Node 20; not in the ES2023 typings): false for a lone surrogate. */
-function wellFormed(text: string): boolean {
+export function wellFormed(text: string): boolean {
   return (text as unknown as { isWellFormed(): boolean }).isWellFormed();
 }
 

@@ -7,6 +7,9 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AgentStateError, type ErrorCode } from '../core/errors.js';
 
+/** Fastify's router refuses longer path parameters (its default `maxParamLength`). */
+export const MAX_PATH_PARAM_CHARS = 100;
+
 export const STATUS_OF_CODE: Readonly<Record<ErrorCode | 'not_implemented', number>> = {
   invalid_request: 400,
   unauthorized: 401,
@@ -110,4 +113,26 @@ export function errorHandler(error: unknown, request: FastifyRequest, reply: Fas
 /** A route that needs the agent runtime, on a server started without one. */
 export function notImplemented(what: string): NotImplementedError {
   return new NotImplementedError(`${what} needs the agent runtime, which this server was started without`);
+}
+
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route runs (a malformed percent-encoding,
+ * a path parameter longer than the router takes) answered in the same format, as `invalid_request`.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `path: a parameter is longer than ${MAX_PATH_PARAM_CHARS} characters (no id is that long)`
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'path: not a valid URL (a malformed percent-encoding)'
+        : undefined;
+  errorHandler(
+    message === undefined ? error : new AgentStateError('invalid_request', message),
+    request,
+    reply,
+  );
 }

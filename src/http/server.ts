@@ -21,7 +21,7 @@ import {
   resolveConfig,
 } from './config.js';
 import type { RouteDeps, ZodApp } from './deps.js';
-import { errorHandler } from './errors.js';
+import { errorHandler, frameworkErrorHandler, MAX_PATH_PARAM_CHARS } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
 import { registerMetrics } from './metrics.js';
@@ -88,13 +88,21 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     ...loggerOption,
     bodyLimit: config.limits.bodyLimitBytes,
     return503OnClosing: true,
+    maxParamLength: MAX_PATH_PARAM_CHARS,
+    frameworkErrors: frameworkErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
   }).withTypeProvider<ZodTypeProvider>();
 
-  app.setValidatorCompiler(validatorCompiler);
+  // Fastify hands the validator a missing body as null: for a route whose body is optional, null is "none sent".
+  app.setValidatorCompiler((route: Parameters<typeof validatorCompiler>[0]) => {
+    const validate = validatorCompiler(route);
+    return route.httpPart === 'body'
+      ? (data: unknown) => validate(data === null ? undefined : data)
+      : validate;
+  });
   // Responses are records the store already checked; they are sent as JSON, the schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler(errorHandler);

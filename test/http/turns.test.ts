@@ -82,6 +82,16 @@ describe('turns', () => {
     });
     expect(resumed.status).toBe(200);
     expect(resumed.body.reply).toBe(reply.body.reply);
+    // The body of resume is optional: none at all, or an empty one sent as JSON, is the same request.
+    const bodiless: Record<string, string>[] = [{}, { 'content-type': 'application/json' }];
+    for (const headers of bodiless) {
+      const bare = await call<TurnResponse>(server.url, 'POST', `/v1/sessions/${session.id}/resume`, {
+        token: server.tokens.alice,
+        headers,
+      });
+      expect(bare.status).toBe(200);
+      expect(bare.body.reply).toBe(reply.body.reply);
+    }
   });
 
   it('a new session must name a known agent', async () => {

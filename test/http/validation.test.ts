@@ -370,6 +370,52 @@ const CASES: Case[] = [
     names: 'ttl_seconds',
   },
   {
+    name: 'a lone UTF-16 surrogate in a string',
+    method: 'POST',
+    path: () => `/v1/sessions/${sessionId}/messages`,
+    raw: '{"messages":[{"role":"user","content":"a\\ud800b"}]}',
+    status: 400,
+    code: 'invalid_request',
+    names: 'body.messages[0].content: holds a lone UTF-16 surrogate',
+  },
+  {
+    name: 'a lone UTF-16 surrogate in a key',
+    method: 'POST',
+    path: () => '/v1/sessions',
+    raw: '{"context":{"k\\udc00":1}}',
+    status: 400,
+    code: 'invalid_request',
+    names: 'body.context: a key holds a lone UTF-16 surrogate',
+  },
+  {
+    name: 'a compressed body',
+    method: 'POST',
+    path: () => '/v1/sessions',
+    body: { context: { n: 2 } },
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    status: 400,
+    code: 'invalid_request',
+    names: 'content-encoding: "gzip" is not supported',
+  },
+  {
+    name: 'a path parameter longer than any id',
+    method: 'GET',
+    path: () => `/v1/sessions/sess_${'a'.repeat(200)}`,
+    status: 400,
+    code: 'invalid_request',
+    names: 'longer than 100 characters',
+  },
+  {
+    name: 'a malformed percent-encoding in the path',
+    method: 'PATCH',
+    path: () => '/v1/sessions/%zz',
+    body: { context: { n: 2 } },
+    headers: { 'content-type': 'application/json', 'if-match': '1' },
+    status: 400,
+    code: 'invalid_request',
+    names: 'percent-encoding',
+  },
+  {
     name: 'unknown route',
     method: 'GET',
     path: () => '/v1/nothing',
@@ -419,13 +465,35 @@ describe('bad input', () => {
     expect(reply.body.error.message).toContain('body.messages[1].mood');
   });
 
-  it('a value that is not plain JSON for the store (-0 aside) is refused by the store, not a 500', async () => {
+  it('a value that is not plain JSON for the store (-0 aside) is refused, not a 500', async () => {
     const reply = await call(server.url, 'POST', '/v1/sessions', {
       token: server.tokens.alice,
       raw: `{"context":{"k":"\\udc00"}}`,
     });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('invalid_request');
+  });
+
+  it('an empty body sent as JSON is no body: DELETE answers 204, a route that needs a body names it', async () => {
+    const scope = { tenant_id: server.tenantA, user_id: server.alice };
+    const doomed = (await server.store.createSession(scope, {})).id;
+    const headers = { 'content-type': 'application/json' };
+    const gone = await call(server.url, 'DELETE', `/v1/sessions/${doomed}`, {
+      token: server.tokens.alice,
+      headers,
+      raw: '',
+    });
+    expect(gone.status).toBe(204);
+    expect((await server.store.getSession(scope, doomed))?.status).toBe('ended');
+    const before = await state();
+    const none = await call(server.url, 'POST', `/v1/sessions/${sessionId}/messages`, {
+      token: server.tokens.alice,
+      headers,
+      raw: '',
+    });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toMatch(/^body: /);
+    expect(await state()).toEqual(before);
   });
 
   it('every request gets a request id back, and a given one is kept', async () => {
