@@ -106,7 +106,8 @@ export function createAuthenticator(config: HttpConfig, now: () => number = Date
         }
         return { kind: 'anonymous', tenant_id: DEFAULT_TENANT, user_id: null };
       }
-      const match = /^Bearer ([\x21-\x7e]{1,4096})$/.exec(authorization);
+      // The scheme is case-insensitive (RFC 9110 11.1): "bearer" is the same scheme.
+      const match = /^Bearer ([\x21-\x7e]{1,4096})$/i.exec(authorization);
       if (match === null) throw unauthorized('the Authorization header must be "Bearer <token>"');
       const token = match[1] as string;
       // A user token verified before answers from the cache without hashing it against the keys: it was

@@ -4,6 +4,7 @@
  * validation, rate limit) are translated to the same codes first. Anything else is a 500 `internal` whose
  * message reveals nothing; the log keeps the cause.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AgentStateError, type ErrorCode } from '../core/errors.js';
 
@@ -135,4 +136,26 @@ export function frameworkErrorHandler(
     request,
     reply,
   );
+}
+
+/**
+ * Fastify's `clientErrorHandler`: what Node's HTTP parser refuses before fastify sees a request (headers over
+ * its size limit, a request not received in time, bytes that are not HTTP), answered in the same format and
+ * with the status that says which, then the connection is closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', "headers: larger than the server takes (Node's 16 KB)"]
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'the request was not received in time']
+        : [400, 'Bad Request', 'the request is not valid HTTP'];
+  const body = JSON.stringify({ error: { code: 'invalid_request', message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -21,7 +21,7 @@ import {
   resolveConfig,
 } from './config.js';
 import type { RouteDeps, ZodApp } from './deps.js';
-import { errorHandler, frameworkErrorHandler, MAX_PATH_PARAM_CHARS } from './errors.js';
+import { clientErrorHandler, errorHandler, frameworkErrorHandler, MAX_PATH_PARAM_CHARS } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
 import { registerMetrics } from './metrics.js';
@@ -90,6 +90,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     return503OnClosing: true,
     maxParamLength: MAX_PATH_PARAM_CHARS,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

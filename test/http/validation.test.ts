@@ -1,6 +1,7 @@
 /**
  * Bad input answers 4xx naming what is wrong, never 500, and changes nothing stored.
  */
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
 import { call, rand, startTestServer, type TestServer } from './harness.js';
@@ -494,6 +495,45 @@ describe('bad input', () => {
     expect(none.status).toBe(400);
     expect(none.body.error.message).toMatch(/^body: /);
     expect(await state()).toEqual(before);
+  });
+
+  it("what Node's HTTP parser refuses answers in the same format: oversized headers 431, bytes that are not HTTP 400", async () => {
+    const big = await call(server.url, 'GET', '/v1/sessions', {
+      token: server.tokens.alice,
+      headers: { 'x-padding': 'p'.repeat(20_000) },
+    });
+    expect(big.status).toBe(431);
+    expect(big.body.error.code).toBe('invalid_request');
+    expect(big.body.error.message).toContain('headers');
+    const { hostname, port } = new URL(server.url);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () =>
+        socket.write('GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (chunk) => {
+        text += chunk.toString();
+      });
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'invalid_request', message: 'the request is not valid HTTP' },
+    });
+  });
+
+  it('the Authorization scheme is case-insensitive (RFC 9110): "bearer" and "BEARER" are Bearer', async () => {
+    for (const scheme of ['bearer', 'BEARER']) {
+      const reply = await fetch(`${server.url}/v1/sessions/${sessionId}`, {
+        headers: { authorization: `${scheme} ${server.tokens.alice}` },
+      });
+      expect(reply.status).toBe(200);
+    }
+    const basic = await fetch(`${server.url}/v1/sessions/${sessionId}`, {
+      headers: { authorization: `Basic ${server.tokens.alice}` },
+    });
+    expect(basic.status).toBe(401);
   });
 
   it('every request gets a request id back, and a given one is kept', async () => {
