@@ -1,5 +1,5 @@
 /** What only the SQLite store does: its file, pragmas, migrations, and driver failures. */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -29,6 +29,21 @@ function migrationRows(file: string) {
 }
 
 describe('sqlite store', () => {
+  it('a folder it cannot create fails at once with a sentence naming it (a file in the way, a path under /proc)', async () => {
+    const blocker = join(dir, 'a-file');
+    writeFileSync(blocker, 'not a folder');
+    await expect(openSqliteStore(join(blocker, 'sub', 'state.db'))).rejects.toThrow(
+      `${blocker} is a file, not a folder`,
+    );
+    expect(existsSync(join(blocker, 'sub'))).toBe(false);
+    // mkdir(2) answers ENOENT under /proc, where Node's recursive mkdir would retry forever.
+    if (process.platform === 'linux') {
+      await expect(openSqliteStore('/proc/agentstate-nope/state.db')).rejects.toThrow(
+        'cannot create /proc/agentstate-nope for the database (ENOENT)',
+      );
+    }
+  });
+
   it('creates the directories of its path, uses WAL, and records every migration once', async () => {
     const file = fresh();
     const store = await openSqliteStore(file);
