@@ -188,4 +188,30 @@ describe('redis URL', () => {
       isAgentStateError(e, 'invalid_request'),
     );
   });
+
+  it("keeps its keys in the URL's database, and refuses one the server does not have instead of using 0", async () => {
+    const own = randomPrefix();
+    const inDb = (db: string) => {
+      const url = new URL(urlWithPrefix(own));
+      url.pathname = db;
+      return url.toString();
+    };
+    const store = await openStore(inDb('/3'));
+    const db3 = new Redis(REDIS_URL, { db: 3 });
+    try {
+      await store.createSession({ tenant_id: 't', user_id: 'u' }, {});
+      expect((await keysOf(db3, own)).length).toBeGreaterThan(0);
+      expect(await keysOf(redis, own)).toEqual([]);
+    } finally {
+      await store.close();
+      for (const key of await keysOf(db3, own)) await db3.unlink(key);
+      db3.disconnect();
+    }
+    // This server has 16 databases (0-15), Redis's default.
+    await expect(openStore(inDb('/99'))).rejects.toThrow(
+      'the URL names Redis database 99, which the server does not have',
+    );
+    await expect(openStore(inDb('/x'))).rejects.toThrow("the URL's path must be a database number");
+    expect(await keysOf(redis, own)).toEqual([]);
+  });
 });

@@ -113,3 +113,35 @@ export function mapError(error: unknown): AgentStateError {
   }
   return storeUnavailable(ADAPTER, error);
 }
+
+/**
+ * Connects, and makes sure the client is in the database the URL names (`db`, null for none or a cluster):
+ * ioredis selects it while it connects but, when the server has no such database, only emits an error and
+ * goes on in database 0, among another database's keys. Selecting it again here fails instead.
+ */
+export async function connectClient(redis: Redis, adapter: string, db: number | null): Promise<void> {
+  // connect() rejects with "Connection is closed."; the error event before it says why (ECONNREFUSED ...).
+  let cause: unknown = null;
+  const onError = (error: unknown) => {
+    cause = error;
+  };
+  redis.on('error', onError);
+  try {
+    await redis.connect();
+  } catch (error) {
+    redis.disconnect();
+    throw storeUnavailable(adapter, cause ?? error);
+  } finally {
+    redis.off('error', onError);
+  }
+  if (db === null || db === 0) return;
+  try {
+    await redis.select(db);
+  } catch (error) {
+    redis.disconnect();
+    throw new AgentStateError(
+      'invalid_request',
+      `[${adapter}] the URL names Redis database ${db}, which the server does not have (${error instanceof Error ? error.message : String(error)})`,
+    );
+  }
+}

@@ -4,9 +4,9 @@
  * server; `cluster=true` treats host:port as a seed node of a Redis Cluster.
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
-import { invalidRequest, storeUnavailable } from '../../core/errors.js';
+import { invalidRequest } from '../../core/errors.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
-import { ADAPTER, type ConnectOptions, createClient } from './client.js';
+import { ADAPTER, type ConnectOptions, connectClient, createClient } from './client.js';
 import { RedisStore } from './store.js';
 import { ttlSeconds } from './validate.js';
 
@@ -19,7 +19,13 @@ export const DEFAULT_PREFIX = 'agentstate';
 const PREFIX = /^[A-Za-z0-9_.-]{1,100}$/;
 
 /** Splits our own query parameters off the URL; the rest goes to ioredis. */
-export function parseRedisUrl(url: string): { connection: string; prefix: string | null; cluster: boolean } {
+export function parseRedisUrl(url: string): {
+  connection: string;
+  prefix: string | null;
+  cluster: boolean;
+  /** The database the URL names (`/N`), null when it names none (0). */
+  db: number | null;
+} {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -41,11 +47,21 @@ export function parseRedisUrl(url: string): { connection: string; prefix: string
   }
   parsed.searchParams.delete('prefix');
   parsed.searchParams.delete('cluster');
-  return { connection: parsed.toString(), prefix, cluster: cluster === 'true' };
+  const dbText = /^\/(\d{1,9})?$/.exec(parsed.pathname === '' ? '/' : parsed.pathname);
+  if (dbText === null) {
+    throw invalidRequest(
+      `[redis] the URL's path must be a database number (/0, /1, ...), got ${JSON.stringify(parsed.pathname)}`,
+    );
+  }
+  const db = dbText[1] === undefined ? null : Number(dbText[1]);
+  if (cluster === 'true' && db !== null && db !== 0) {
+    throw invalidRequest('[redis] a Redis Cluster has only database 0; remove the /N from the URL');
+  }
+  return { connection: parsed.toString(), prefix, cluster: cluster === 'true', db };
 }
 
 export async function openRedisStore(url: string, options: RedisStoreOptions = {}): Promise<StateStore> {
-  const { connection, prefix: urlPrefix, cluster } = parseRedisUrl(url);
+  const { connection, prefix: urlPrefix, cluster, db } = parseRedisUrl(url);
   const prefix = options.prefix ?? urlPrefix ?? DEFAULT_PREFIX;
   if (!PREFIX.test(prefix)) {
     throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
@@ -55,12 +71,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
       ? DEFAULT_SESSION_TTL_SECONDS
       : ttlSeconds(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   const { redis, scripts } = createClient(connection, options, cluster);
-  try {
-    await redis.connect();
-  } catch (error) {
-    redis.disconnect();
-    throw storeUnavailable(ADAPTER, error);
-  }
+  await connectClient(redis, ADAPTER, cluster ? null : db);
   return new RedisStore({
     redis,
     scripts,

@@ -16,9 +16,9 @@
  * - `afterDurableCommit`: test hook run between the PostgreSQL commit and the Redis write of a turn.
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
-import { invalidRequest, storeUnavailable } from '../../core/errors.js';
+import { invalidRequest } from '../../core/errors.js';
 import { openPostgresStore } from '../postgres/index.js';
-import { type ConnectOptions, createClient } from '../redis/client.js';
+import { type ConnectOptions, connectClient, createClient } from '../redis/client.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
 import { RedisStore } from '../redis/store.js';
@@ -51,7 +51,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
   const v = new Checks(ADAPTER);
   v.record(options, 'options');
   const parts = parseTieredUrl(url);
-  let redisUrl: { connection: string; prefix: string | null };
+  let redisUrl: ReturnType<typeof parseRedisUrl>;
   try {
     redisUrl = parseRedisUrl(parts.redis);
   } catch (error) {
@@ -72,12 +72,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
 
   const { redis, scripts } = createClient(redisUrl.connection, options);
   const tiered = defineScripts(redis);
-  try {
-    await redis.connect();
-  } catch (error) {
-    redis.disconnect();
-    throw storeUnavailable(ADAPTER, error);
-  }
+  await connectClient(redis, ADAPTER, redisUrl.db);
   const ctx: RedisCtx = { redis, scripts, prefix, clock, random, defaultTtlSeconds };
   const redisStore = new RedisStore(ctx);
   let pg: StateStore;
