@@ -23,17 +23,26 @@ function fail(message: string): never {
   process.exit(2);
 }
 
+function parseOptions() {
+  try {
+    return parseArgs({
+      options: {
+        size: { type: 'string', default: 'full' },
+        systems: { type: 'string', default: 'default' },
+        report: { type: 'string', default: 'reports/bench/checkpoints.json' },
+        synchronous: { type: 'string', default: 'NORMAL' },
+        repeat: { type: 'string', default: '1' },
+        help: { type: 'boolean', default: false },
+      },
+    }).values;
+  } catch (error) {
+    // An unknown option or a missing value: parseArgs's own sentence, not its stack.
+    return fail(error instanceof Error ? error.message : String(error));
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      size: { type: 'string', default: 'full' },
-      systems: { type: 'string', default: 'default' },
-      report: { type: 'string', default: 'reports/bench/checkpoints.json' },
-      synchronous: { type: 'string', default: 'NORMAL' },
-      repeat: { type: 'string', default: '1' },
-      help: { type: 'boolean', default: false },
-    },
-  });
+  const values = parseOptions();
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     return;

@@ -163,6 +163,8 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       ['tasks', 'ls', '--limit', '0', '--store', url],
       ['no-such-command'],
       ['serve', '--host', '0.0.0.0', '--port', '0', '--store', url],
+      // Node's recursive mkdir never returns here (mkdir(2) says ENOENT under /proc).
+      ['migrate', '--store', 'sqlite:/proc/agentstate-nope/state.db'],
     ];
     const results = await Promise.all(cases.map((args) => cli(...args)));
     for (const [i, args] of cases.entries()) {
@@ -171,5 +173,10 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       expect(result.stderr.trim().length).toBeGreaterThan(0);
       expect(hasStackTrace(result.stderr), result.stderr).toBe(false);
     }
+    // The benchmark's own usage errors exit 2, with its usage.
+    const bench = await cli('bench', '--no-such-option');
+    expect(bench.code).toBe(2);
+    expect(bench.stderr).toContain("Unknown option '--no-such-option'");
+    expect(hasStackTrace(bench.stderr), bench.stderr).toBe(false);
   });
 });

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
 import { DEFAULT_STORE_URL } from '../../store/open.js';
 import { CliError } from '../context.js';
 import { print } from '../format.js';
@@ -104,7 +105,7 @@ export function registerHarnessCommands(program: Command): void {
     .action(async (args: string[]) => {
       const main = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench', 'main.js');
       const entry = import.meta.url.endsWith('.ts') ? main.replace(/\.js$/, '.ts') : main;
-      const execArgv = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+      const execArgv = entry.endsWith('.ts') ? typeScriptLoaderArgs() : [];
       const code = await new Promise<number>((resolve) => {
         const child = spawn(process.execPath, [...execArgv, entry, ...args], { stdio: 'inherit' });
         child.on('exit', (status) => resolve(status ?? 1));

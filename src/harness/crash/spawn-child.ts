@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
 import { type ChildEvent, CRASH_ENV } from './points.js';
 
 export interface ChildArgs {
@@ -33,7 +34,7 @@ export function childCommand(): string[] {
   const here = import.meta.url;
   const ext = here.endsWith('.ts') ? '.ts' : '.js';
   const child = fileURLToPath(new URL(`./child${ext}`, here));
-  return ext === '.ts' ? [process.execPath, '--import', 'tsx', child] : [process.execPath, child];
+  return ext === '.ts' ? [process.execPath, ...typeScriptLoaderArgs(), child] : [process.execPath, child];
 }
 
 const CHILD_TIMEOUT_MS = 120_000;

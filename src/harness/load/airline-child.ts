@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
 import { childStopper } from './child-stop.js';
 
 export interface AirlineChild {
@@ -18,7 +19,11 @@ export interface AirlineChild {
 function airlineCommand(): string[] {
   const here = import.meta.url;
   if (here.endsWith('.ts')) {
-    return [process.execPath, '--import', 'tsx', fileURLToPath(new URL('../../demo/airline/main.ts', here))];
+    return [
+      process.execPath,
+      ...typeScriptLoaderArgs(),
+      fileURLToPath(new URL('../../demo/airline/main.ts', here)),
+    ];
   }
   const main = fileURLToPath(new URL('../../demo/airline/main.js', here));
   if (!existsSync(main)) throw new Error(`loadtest: the airline entry ${main} is missing`);

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
 import { childStopper } from './child-stop.js';
 
 export interface ServerChild {
@@ -41,7 +42,7 @@ export function cliCommand(): string[] {
   const here = import.meta.url;
   if (here.endsWith('.ts')) {
     const main = fileURLToPath(new URL('../../cli/main.ts', here));
-    return [process.execPath, '--import', 'tsx', main];
+    return [process.execPath, ...typeScriptLoaderArgs(), main];
   }
   const main = fileURLToPath(new URL('../../cli/main.js', here));
   if (!existsSync(main)) throw new Error(`loadtest: the CLI entry ${main} is missing`);
