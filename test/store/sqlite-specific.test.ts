@@ -29,13 +29,14 @@ function migrationRows(file: string) {
 }
 
 describe('sqlite store', () => {
-  it('a folder it cannot create fails at once with a sentence naming it (a file in the way, a path under /proc)', async () => {
+  it('a folder it cannot create, or a folder given as the file, fails at once with a sentence naming it', async () => {
     const blocker = join(dir, 'a-file');
     writeFileSync(blocker, 'not a folder');
     await expect(openSqliteStore(join(blocker, 'sub', 'state.db'))).rejects.toThrow(
       `${blocker} is a file, not a folder`,
     );
     expect(existsSync(join(blocker, 'sub'))).toBe(false);
+    await expect(openSqliteStore(dir)).rejects.toThrow(`${dir} is a folder; name a database file in it`);
     // mkdir(2) answers ENOENT under /proc, where Node's recursive mkdir would retry forever.
     if (process.platform === 'linux') {
       await expect(openSqliteStore('/proc/agentstate-nope/state.db')).rejects.toThrow(

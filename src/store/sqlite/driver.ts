@@ -6,7 +6,7 @@
  * own busy handler would sleep in the thread, stopping every request of the process meanwhile.
  */
 import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
@@ -95,7 +95,14 @@ function makeFolder(folder: string): void {
 }
 
 export function openSqliteDriver(path: string, options: SqliteDriverOptions): SqlDriver {
-  if (path !== ':memory:' && !path.startsWith('file:')) makeFolder(dirname(path));
+  if (path !== ':memory:' && !path.startsWith('file:')) {
+    if (existsSync(path) && statSync(path).isDirectory()) {
+      throw new Error(
+        `${path} is a folder; name a database file in it, for example ${join(path, 'agentstate.db')}`,
+      );
+    }
+    makeFolder(dirname(path));
+  }
   const db = new Database(path);
   // Only a database without tables can take auto_vacuum; one made by an older agentstate keeps reusing
   // its free pages instead (see docs/lifecycle.md).
