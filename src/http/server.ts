@@ -88,7 +88,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     ...loggerOption,
     bodyLimit: config.limits.bodyLimitBytes,
     return503OnClosing: true,
-    maxParamLength: MAX_PATH_PARAM_CHARS,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_CHARS },
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
     genReqId: (req) => {

@@ -11,6 +11,7 @@
 import { isMainThread } from 'node:worker_threads';
 import pino, { type Logger } from 'pino';
 import * as sonicBoom from 'sonic-boom';
+import { AgentStateError } from '../core/errors.js';
 
 // sonic-boom is CommonJS: under ESM its class is the module's default export.
 const SonicBoom = sonicBoom.default as unknown as typeof sonicBoom.SonicBoom;
@@ -52,7 +53,15 @@ function stdoutStream(): SonicBoom {
   return stream;
 }
 
-/** A pino logger writing JSON lines to stdout at `level`. */
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** A pino logger writing JSON lines to stdout at `level` (AGENTSTATE_LOG_LEVEL for `serve`). */
 export function createStdoutLogger(level: string): Logger {
+  if (!(LEVELS as readonly string[]).includes(level)) {
+    throw new AgentStateError(
+      'invalid_request',
+      `AGENTSTATE_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}`,
+    );
+  }
   return pino({ level }, stdoutStream());
 }

@@ -124,6 +124,31 @@ describe('agentstate serve', { timeout: 120_000 }, () => {
     },
   );
 
+  it('starts without warnings on stderr, and refuses an unknown log level in one sentence', async () => {
+    const child = spawnCli(['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/quiet.db`], tmp.dir);
+    const exited = exitOf(child);
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    await waitForUrl(child);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(stderr).not.toMatch(/Warning|DEP\d/);
+
+    const refused = spawnCli(['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/quiet.db`], tmp.dir, {
+      AGENTSTATE_LOG_LEVEL: 'verbose',
+    });
+    let err = '';
+    refused.stderr?.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    expect(await exitOf(refused)).toBe(1);
+    expect(err.trim()).toBe(
+      'agentstate: AGENTSTATE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"',
+    );
+  });
+
   it('--agents adds the agents a module exports', async () => {
     const agentsFile = join(tmp.dir, 'my-agents.ts');
     const builtin = join(dirname(fileURLToPath(import.meta.url)), '../../src/agents/index.ts');
