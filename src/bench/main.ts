@@ -5,9 +5,10 @@
  *   node dist/src/bench/main.js [--size full|small|tiny] [--systems default|all|sqlite|postgres|NAME,...]
  *                                [--report PATH.json] [--synchronous NORMAL|FULL|OFF] [--repeat N]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { makeFolder } from '../process/folders.js';
 import { runBenchmark } from './checkpoint/bench.js';
 import { toMarkdown } from './checkpoint/report.js';
 import { SIZES } from './checkpoint/run.js';
@@ -84,7 +85,7 @@ async function main(): Promise<void> {
   const markdown = toMarkdown(report);
   const jsonPath = values.report;
   const markdownPath = jsonPath.endsWith('.json') ? `${jsonPath.slice(0, -5)}.md` : `${jsonPath}.md`;
-  mkdirSync(dirname(jsonPath), { recursive: true });
+  makeFolder(dirname(jsonPath), 'for the report');
   writeFileSync(jsonPath, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(markdownPath, markdown);
   process.stdout.write(`${markdown}\nReport: ${jsonPath} and ${markdownPath}\n`);

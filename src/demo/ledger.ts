@@ -7,19 +7,11 @@
  */
 
 import { createHash } from 'node:crypto';
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  writeSync,
-} from 'node:fs';
-import { type FileHandle, mkdir, open } from 'node:fs/promises';
+import { closeSync, fstatSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
+import { type FileHandle, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { canonicalJson, type JsonValue } from '../core/json.js';
+import { makeFolder } from '../process/folders.js';
 
 export interface LedgerEntry {
   /** The idempotency key the side effect was done for. */
@@ -47,7 +39,7 @@ function endsWithNewline(fd: number): boolean {
 
 /** Appends one entry and fsyncs it. Synchronous on purpose: once this returns, the line is on disk. */
 export function appendLedger(path: string, entry: LedgerEntry): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path), 'for the ledger');
   const fd = openSync(path, 'a+');
   try {
     const line = `${endsWithNewline(fd) ? '' : '\n'}${JSON.stringify(entry)}\n`;
@@ -75,7 +67,7 @@ export class LedgerAppender {
 
   private async opened(): Promise<{ file: FileHandle; lead: string }> {
     if (this.file !== null) return { file: this.file, lead: '' };
-    await mkdir(dirname(this.path), { recursive: true });
+    makeFolder(dirname(this.path), 'for the ledger');
     const file = await open(this.path, 'a+');
     try {
       const { size } = await file.stat();

@@ -165,6 +165,11 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       ['serve', '--host', '0.0.0.0', '--port', '0', '--store', url],
       // Node's recursive mkdir never returns here (mkdir(2) says ENOENT under /proc).
       ['migrate', '--store', 'sqlite:/proc/agentstate-nope/state.db'],
+      // A report that cannot be written fails before the run, not after it.
+      ['crashtest', '--kills', '1', '--report', '/proc/agentstate-nope/crash.json', '--store', url],
+      ['loadtest', '--report', '/proc/agentstate-nope/load.json'],
+      ['ttltest', '--store', 'memory:', '--report', `${tmp.dir}/state.db/ttl/ttl.json`],
+      ['airline', '--port', '0', '--data-dir', '/proc/agentstate-nope'],
     ];
     const results = await Promise.all(cases.map((args) => cli(...args)));
     for (const [i, args] of cases.entries()) {

@@ -8,11 +8,12 @@
  * AGENTSTATE_BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); a store that cannot be
  * opened is skipped with a note in the report.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { makeFolder } from '../../process/folders.js';
 import { openStore } from '../../store/open.js';
 import type { StateStore } from '../../store/types.js';
 import { type ContextBenchResult, runContextBench } from './bench.js';
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
     }
   }
   const when = new Date().toISOString();
-  mkdirSync(dirname(values.report), { recursive: true });
+  makeFolder(dirname(values.report), 'for the report');
   writeFileSync(values.report, `${JSON.stringify({ when, results, skipped }, null, 2)}\n`);
   const markdown = contextBenchMarkdown(results, when);
   writeFileSync(values.report.replace(/\.json$/, '.md'), markdown);

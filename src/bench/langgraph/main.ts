@@ -5,9 +5,10 @@
  *   node --import tsx src/bench/langgraph/main.ts [--size full|small|tiny] [--no-postgres] [--repeat N]
  *                                                  [--report reports/bench/langgraph.json]
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
+import { makeFolder } from '../../process/folders.js';
 import { runBenchmark } from '../checkpoint/bench.js';
 import { toMarkdown } from '../checkpoint/report.js';
 import { SIZES } from '../checkpoint/run.js';
@@ -56,7 +57,7 @@ async function main(): Promise<void> {
     /^# .*$/m,
     "# LangGraph checkpointer benchmark: AgentStateSaver beside LangGraph's savers",
   );
-  mkdirSync(dirname(values.report), { recursive: true });
+  makeFolder(dirname(values.report), 'for the report');
   writeFileSync(values.report, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(values.report.replace(/\.json$/, '.md'), markdown);
   process.stdout.write(markdown);

@@ -1,18 +1,6 @@
-/**
- * The demo airline: a real HTTP service (node:http, JSON) on loopback that enforces idempotency keys.
- *
- *   POST /bookings                 Idempotency-Key header + {origin, destination, date, cabin, passenger}
- *                                  201 booked; 200 + `Idempotent-Replayed: true` for the same key and body;
- *                                  409 for the same key with another body; 400 for bad input.
- *   GET  /bookings/by-key/:key     the booking made for a key, 404 when the key is unknown
- *   GET  /bookings/:id             a booking by its id
- *   GET  /health                   {ok, bookings}
- *   GET  /timings?since=MS         {bookings: [[arrived at, ms taken], ...]}: the booking requests that arrived
- *                                  at or after MS (ms since the epoch), see timings.ts
- */
-import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { makeFolder } from '../../process/folders.js';
 import { BookingRequestSchema, describeIssues } from './booking.js';
 import { AirlineLedger } from './ledger-book.js';
 import { BookingTimings } from './timings.js';
@@ -153,7 +141,7 @@ function createHandler(ledger: AirlineLedger, delayMs: number, timings: BookingT
 
 /** Starts the airline on 127.0.0.1; resolves once it listens. */
 export async function startAirlineService(options: AirlineServiceOptions): Promise<AirlineService> {
-  mkdirSync(options.dataDir, { recursive: true });
+  makeFolder(options.dataDir, "for the airline's ledger");
   const ledger = new AirlineLedger(options.dataDir);
   const server = createServer(createHandler(ledger, options.responseDelayMs ?? 0, new BookingTimings()));
   // Clients keep a connection only when the announced time-out leaves them a margin (Node's agent drops one

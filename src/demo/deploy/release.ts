@@ -2,10 +2,11 @@
  * `deploy.deploy`: copies the built artifact into `releases/<service>/<environment>/<release>/` and flips
  * the `current` link there to it.
  */
-import { copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join, posix } from 'node:path';
 import { DeployDeployParams } from '../../agents/tool-params.js';
 import { AgentStateError } from '../../core/errors.js';
+import { makeFolder } from '../../process/folders.js';
 import type { Tool } from '../../runtime/tool.js';
 import { artifactPath } from './build.js';
 import { keyedStep } from './keyed.js';
@@ -51,7 +52,7 @@ export function deployTool(ws: DeployWorkspace): Tool<DeployDeployParams> {
       const release = `${versionSlug(plan.version)}-${hash.slice(0, 12)}`;
       const releaseDir = posix.join(paths.releases, release);
       const absDir = join(ws.dir, releaseDir);
-      mkdirSync(absDir, { recursive: true });
+      makeFolder(absDir, 'for the release');
       const copied = join(absDir, posix.basename(artifact));
       copyFileSync(join(ws.dir, artifact), copied);
       if (sha256(readFileSync(copied)) !== hash) {

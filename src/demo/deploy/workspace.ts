@@ -1,7 +1,8 @@
 /** The deploy tools' workspace: where they write, the ledger they keep, and safe atomic file writes. */
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { makeFolder } from '../../process/folders.js';
 import { ToolError } from '../../runtime/tool.js';
 
 /** Where a crash harness may stop a tool call: before its side effect, after it, after its ledger line. */
@@ -55,7 +56,7 @@ export function sha256(data: string | Buffer): string {
 
 /** Writes a file so a reader sees the old bytes or the new ones, never half: temp file, fsync, rename. */
 export function writeFileAtomic(path: string, data: string): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path), 'for the workspace');
   const temp = `${path}.tmp-${process.pid}`;
   const fd = openSync(temp, 'w');
   try {

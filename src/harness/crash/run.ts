@@ -2,7 +2,7 @@
  * The crash harness (SPEC 7): `deploy_pipeline` in a child process, SIGKILLed at step boundaries and inside
  * tool calls, resumed with the same session id until it completes; compared with an uninterrupted reference.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AgentStateError } from '../../core/errors.js';
@@ -10,6 +10,7 @@ import { newId } from '../../core/ids.js';
 import type { JsonValue } from '../../core/json.js';
 import { deployWorkspace } from '../../demo/deploy/workspace.js';
 import { duplicateSideEffects } from '../../demo/ledger.js';
+import { makeFolder } from '../../process/folders.js';
 import { planKills } from './plan.js';
 import type { ChildEvent } from './points.js';
 import { type CrashReport, normalizeOutput, type ScenarioResult, summarize, toMarkdown } from './report.js';
@@ -98,6 +99,8 @@ function lastPoint(run: ChildRun): string | null {
 export async function runCrashTest(options: CrashTestOptions): Promise<CrashTestResult> {
   const started = performance.now();
   const progress = options.onProgress ?? (() => {});
+  // A report path that cannot be written fails now, not after the whole run.
+  if (options.reportPath !== undefined) makeFolder(dirname(options.reportPath), 'for the report');
   const ownWorkDir = options.workDir === undefined;
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'agentstate-crash-'));
   const env: Env = {
@@ -162,7 +165,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     );
     const markdown = toMarkdown(report);
     if (options.reportPath !== undefined) {
-      mkdirSync(dirname(options.reportPath), { recursive: true });
+      makeFolder(dirname(options.reportPath), 'for the report');
       writeFileSync(options.reportPath, `${JSON.stringify(report, null, 2)}\n`);
       writeFileSync(`${options.reportPath.replace(/\.json$/, '')}.md`, markdown);
     }

@@ -4,9 +4,10 @@
  * answer. Starts its own server and the demo airline it books with in child processes unless given a URL.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { makeFolder } from '../../process/folders.js';
 import { startAirlineChild } from './airline-child.js';
 import { findLeaks } from './leaks.js';
 import { type PhaseResult, runPhase } from './phase.js';
@@ -102,7 +103,9 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   const say = options.onProgress ?? (() => {});
   const temp = mkdtempSync(join(tmpdir(), 'agentstate-loadtest-'));
   const store = options.store ?? `sqlite:${join(temp, 'load.db')}`;
-  if (options.cpuProfDir) mkdirSync(options.cpuProfDir, { recursive: true });
+  if (options.cpuProfDir) makeFolder(options.cpuProfDir, 'for the CPU profiles');
+  // A report path that cannot be written fails now, not after the whole run.
+  if (options.reportPath) makeFolder(dirname(options.reportPath), 'for the report');
   const airline = options.url === undefined ? await startAirlineChild(join(temp, 'airline')) : null;
   const startChild = () =>
     startServerChild({
@@ -240,7 +243,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     };
     const markdown = toMarkdown(report);
     if (options.reportPath) {
-      mkdirSync(dirname(options.reportPath), { recursive: true });
+      makeFolder(dirname(options.reportPath), 'for the report');
       writeFileSync(options.reportPath, `${JSON.stringify(report, null, 2)}\n`);
       writeFileSync(options.reportPath.replace(/(\.json)?$/, '.md'), markdown);
     }

@@ -4,9 +4,10 @@
  * store itself (its own driver, not the StateStore API) and how much storage it uses, against a baseline.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startSweeper } from '../../lifecycle/sweeper.js';
+import { makeFolder } from '../../process/folders.js';
 import { openStore } from '../../store/open.js';
 import { openProbe } from './probe.js';
 import { type TtlReport, type TtlSample, ttlMarkdown } from './report.js';
@@ -50,6 +51,8 @@ export async function runTtlTest(options: TtlTestOptions): Promise<TtlReport> {
   const concurrency = options.concurrency ?? 16;
   const progress = options.onProgress ?? (() => undefined);
   const tenant = `ttl_${randomUUID().replaceAll('-', '')}`;
+  // A report path that cannot be written fails now, not after the whole run.
+  if (options.reportPath !== undefined) makeFolder(dirname(options.reportPath), 'for the report');
 
   const store = await openStore(options.storeUrl);
   const probe = openProbe(options.storeUrl, store);
@@ -150,7 +153,7 @@ function redact(url: string): string {
 }
 
 export function writeReports(path: string, report: TtlReport): void {
-  mkdirSync(dirname(path), { recursive: true });
+  makeFolder(dirname(path), 'for the report');
   writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(path.replace(/\.json$/, '').concat('.md'), ttlMarkdown(report));
 }

@@ -5,9 +5,10 @@
  * second writer waits instead of failing late. It waits with the event loop free (lock-wait.ts): SQLite's
  * own busy handler would sleep in the thread, stopping every request of the process meanwhile.
  */
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeFolder } from '../../process/folders.js';
 import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
@@ -66,34 +67,6 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 const UNIQUE_CODES = new Set(['SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 
-/**
- * Creates the folder of a database file and its missing parents, one level at a time. Node's recursive
- * mkdir never returns where mkdir(2) says ENOENT under a parent that exists (a path under /proc): this
- * fails at once instead, naming the folder, and names an ancestor that is a file rather than a folder.
- */
-function makeFolder(folder: string): void {
-  const missing: string[] = [];
-  let at = folder;
-  while (!existsSync(at)) {
-    missing.push(at);
-    const parent = dirname(at);
-    if (parent === at) break;
-    at = parent;
-  }
-  if (existsSync(at) && !statSync(at).isDirectory()) {
-    throw new Error(`cannot create ${folder} for the database: ${at} is a file, not a folder`);
-  }
-  for (const dir of missing.reverse()) {
-    try {
-      mkdirSync(dir);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') continue;
-      throw new Error(`cannot create ${dir} for the database (${code ?? String(error)})`);
-    }
-  }
-}
-
 export function openSqliteDriver(path: string, options: SqliteDriverOptions): SqlDriver {
   if (path !== ':memory:' && !path.startsWith('file:')) {
     if (existsSync(path) && statSync(path).isDirectory()) {
@@ -101,7 +74,7 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
         `${path} is a folder; name a database file in it, for example ${join(path, 'agentstate.db')}`,
       );
     }
-    makeFolder(dirname(path));
+    makeFolder(dirname(path), 'for the database');
   }
   const db = new Database(path);
   // Only a database without tables can take auto_vacuum; one made by an older agentstate keeps reusing
