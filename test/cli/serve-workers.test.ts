@@ -108,18 +108,31 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
     const metrics = await call(url, 'GET', '/metrics');
     expect(metrics.status).toBe(200);
     expect(metrics.text).toMatch(/^agentstate_sessions_created_total\{agent="flight_booking"\} 6$/m);
+    expect(metrics.text).toMatch(/^agentstate_cluster_workers_reporting 2$/m);
 
     process.kill(workers[0] as number, 'SIGKILL');
     await until(
       () => stderr,
       (text) => /worker \d exited with SIGKILL; starting it again/.test(text),
     );
-    // While the worker is away (it died within 10 s of its start, so it comes back after 1 s), the cluster
-    // still answers its metrics, at once.
-    const during = Date.now();
-    const scraped = await call(url, 'GET', '/metrics');
-    expect(scraped.status).toBe(200);
-    expect(Date.now() - during).toBeLessThan(2_000);
+    // While the worker is away (it died within 10 s of its start, so it comes back after 1 s) and while its
+    // replacement starts, every scrape answers at once with the workers that serve, and says how many.
+    const reportingOf = (text: string) =>
+      Number(/^agentstate_cluster_workers_reporting (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+    const seen: number[] = [];
+    await until(
+      async () => {
+        const during = Date.now();
+        const scraped = await call(url, 'GET', '/metrics');
+        expect(scraped.status).toBe(200);
+        expect(Date.now() - during).toBeLessThan(3_000);
+        expect(scraped.text).toMatch(/^agentstate_cluster_workers 2$/m);
+        seen.push(reportingOf(scraped.text));
+        return seen.at(-1);
+      },
+      (reporting) => reporting === 2,
+    );
+    expect(seen[0]).toBe(1);
     const again = await until(
       () => childrenOf(primary),
       (pids) => pids.length === 2 && !pids.includes(workers[0] as number),

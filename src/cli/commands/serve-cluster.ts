@@ -49,7 +49,6 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
     ? null
     : await startAirlineService({ dataDir: resolve(options.dataDir, 'airline') });
   if (airline !== null) env.AGENTSTATE_AIRLINE_URL = airline.url;
-  serveClusterMetrics();
 
   let stopping = false;
   const indexOf = new Map<Worker, number>();
@@ -80,6 +79,11 @@ export async function runClusterPrimary(options: PrimaryOptions): Promise<void> 
   const listening = new Map<number, ListeningMessage>();
   /** Workers that listen, so have their stop handler: the others are stopped with SIGTERM. */
   const serving = new WeakSet<Worker>();
+  // A scrape sums the workers that listen: one still starting has counted nothing and cannot answer yet.
+  serveClusterMetrics(
+    () => [...indexOf.keys()].filter((worker) => serving.has(worker) && !worker.isDead()),
+    options.workers,
+  );
   const started = new Promise<ListeningMessage>((resolveStarted, rejectStarted) => {
     const timer = setTimeout(
       () => rejectStarted(new CliError(`the workers did not all start within ${START_TIMEOUT_MS / 1000} s`)),

@@ -132,10 +132,13 @@ export function registerServeCommands(program: Command): void {
       const { instrumentStore } = await import('../../observability/instrumented-store.js');
       const metrics = createMetrics();
       // A worker answers the primary's metrics requests from now on, so a scrape during its start never waits.
+      // (A worker runs no turn threads: --workers and --turn-threads are not combined.)
       const collectMetrics =
         worker === null
           ? undefined
-          : (await import('../../observability/cluster-metrics.js')).workerMetricsSource(metrics.registry);
+          : (await import('../../observability/cluster-metrics.js')).workerMetricsSource(async () => [
+              await metrics.registry.getMetricsAsJSON(),
+            ]);
       // A server keeps its PostgreSQL connections open from the start: its first burst finds them ready.
       const raw = await openStore(url, { postgresWarmPool: true });
       const store = instrumentStore(raw, metrics);
