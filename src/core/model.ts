@@ -83,7 +83,8 @@ const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
     z.array(jsonValue),
     z.record(z.string(), jsonValue),
   ]),
-);
+  // Named, so that the OpenAPI document holds it once as a component its $refs name (it is recursive).
+).meta({ id: 'JsonValue', description: 'Any JSON value' });
 const jsonObject: z.ZodType<JsonObject> = z.record(z.string(), jsonValue);
 export const JsonValueSchema = jsonValue;
 export const JsonObjectSchema = jsonObject;

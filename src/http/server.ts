@@ -7,7 +7,12 @@ import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyRequest } from 'fastify';
-import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import { AgentStateError } from '../core/errors.js';
 import { type InspectorOptions, isInspectorPath, registerInspector } from '../inspector/index.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
@@ -153,6 +158,8 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
       security: [{ bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    // The schemas the routes share (a JSON value, ...) as components, which the routes' $refs name.
+    transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

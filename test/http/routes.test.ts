@@ -195,6 +195,49 @@ describe('tasks and actions', () => {
     const ofTask = await call<Page<Action>>(server.url, 'GET', `/v1/tasks/${task.id}/actions`, { token });
     expect(ofTask.body.items).toHaveLength(1);
   });
+
+  it('PATCH of an action refuses what its status cannot carry, naming the field, and keeps a note', async () => {
+    const task = await server.store.createTask(scope(), { type: 'x' });
+    const begin = async () =>
+      (
+        await call<Action>(server.url, 'POST', '/v1/actions', {
+          token,
+          body: { task_id: task.id, type: 'tool_call', params: {}, idempotency_key: rand('k') },
+        })
+      ).body;
+    const action = await begin();
+    const refused = [
+      [{ status: 'UNKNOWN', note: 'timed out', result: { maybe: true } }, 'result'],
+      [{ status: 'UNKNOWN', note: 'timed out', error: { code: 'T', message: 't/o' } }, 'error'],
+      [{ status: 'UNKNOWN' }, 'note'],
+      [{ status: 'SUCCESS', result: { ok: true }, error: { code: 'E', message: 'boom' } }, 'error'],
+      [{ status: 'FAILED', result: { ok: false }, error: { code: 'E', message: 'boom' } }, 'result'],
+    ] as const;
+    for (const [body, field] of refused) {
+      const answer = await call(server.url, 'PATCH', `/v1/actions/${action.id}`, { token, body });
+      expect(answer.status, JSON.stringify(body)).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'invalid_request', details: { field } });
+      expect(answer.body.error.message).toMatch(new RegExp(`^body\\.${field}: `));
+    }
+    expect((await server.store.getAction(scope(), action.id))?.status).toBe('PENDING');
+    // A note given with an outcome is kept (the action is resolved, by whom and why).
+    const done = await call<Action>(server.url, 'PATCH', `/v1/actions/${action.id}`, {
+      token,
+      body: { status: 'SUCCESS', result: { ok: true }, note: 'checked by ops' },
+    });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ status: 'SUCCESS', result: { ok: true }, note: 'checked by ops' });
+    const failed = await begin();
+    const failure = await call<Action>(server.url, 'PATCH', `/v1/actions/${failed.id}`, {
+      token,
+      body: { status: 'FAILED', error: { code: 'E', message: 'boom' } },
+    });
+    expect(failure.body).toMatchObject({
+      status: 'FAILED',
+      error: { code: 'E', message: 'boom' },
+      note: null,
+    });
+  });
 });
 
 describe('memory', () => {

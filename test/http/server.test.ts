@@ -224,6 +224,19 @@ describe('health and documents', () => {
       ]) {
         expect(doc.body.paths[path], path).toBeDefined();
       }
+      // Every $ref names a schema the document holds, and every API operation documents its errors.
+      const text = JSON.stringify(doc.body);
+      const components = (doc.body as { components?: { schemas?: Record<string, unknown> } }).components;
+      const refs = [...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string);
+      expect(refs.length).toBeGreaterThan(0);
+      for (const ref of new Set(refs)) expect(components?.schemas?.[ref], ref).toBeDefined();
+      for (const [path, operations] of Object.entries(doc.body.paths)) {
+        if (!path.startsWith('/v1/')) continue;
+        for (const [method, operation] of Object.entries(operations)) {
+          const responses = (operation as { responses: Record<string, unknown> }).responses;
+          expect(Object.keys(responses), `${method} ${path}`).toContain('400');
+        }
+      }
       const ui = await call(server.url, 'GET', '/docs/');
       expect(ui.status).toBe(200);
       expect(ui.text).toContain('swagger');

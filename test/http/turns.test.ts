@@ -103,6 +103,26 @@ describe('turns', () => {
     expect(made.body.error.message).toContain('flight_booking');
   });
 
+  it('a session cannot be changed to name an unknown agent, and the refusal changes nothing', async () => {
+    const session = await newSession();
+    const patched = await call(server.url, 'PATCH', `/v1/sessions/${session.id}`, {
+      token: server.tokens.alice,
+      headers: { 'if-match': String(session.version) },
+      body: { agent: 'nope' },
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'agent' } });
+    expect(patched.body.error.message).toContain('no agent named "nope"; known: ');
+    const after = await store.getSession({ tenant_id: server.tenantA, user_id: server.alice }, session.id);
+    expect(after).toMatchObject({ agent: 'flight_booking', version: session.version });
+    const known = await call(server.url, 'PATCH', `/v1/sessions/${session.id}`, {
+      token: server.tokens.alice,
+      headers: { 'if-match': String(session.version) },
+      body: { agent: 'flight_booking', context: { seat: 'aisle' } },
+    });
+    expect(known.status).toBe(200);
+  });
+
   it('another user or tenant gets 404 for turns, checkpoints and resume, and nothing runs', async () => {
     const session = await newSession();
     for (const token of [server.tokens.bob, server.keyB, server.tokens.carol]) {

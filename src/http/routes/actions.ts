@@ -83,13 +83,32 @@ export function actionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
       const action = await store.getAction(scope, id);
       if (action === null) throw notFound('action', id);
       const { status, result, error, note } = request.body;
+      // Nothing sent is dropped: a field that the status cannot carry is refused, naming it.
+      const refuse = (field: string, why: string) => {
+        throw new AgentStateError(
+          'invalid_request',
+          `body.${field}: not allowed with status ${status}; ${why}`,
+          {
+            details: { field },
+          },
+        );
+      };
       if (status === 'UNKNOWN') {
+        if (result !== undefined) refuse('result', 'an UNKNOWN action has no outcome yet');
+        if (error !== undefined) refuse('error', 'an UNKNOWN action has no outcome yet');
         if (note === undefined)
-          throw new AgentStateError('invalid_request', 'body.note: required to mark UNKNOWN');
+          throw new AgentStateError('invalid_request', 'body.note: required to mark UNKNOWN', {
+            details: { field: 'note' },
+          });
         return store.markActionUnknown(scope, id, note);
       }
+      if (status === 'SUCCESS' && error !== undefined)
+        refuse('error', 'a successful action has a result, not an error');
+      if (status === 'FAILED' && result !== undefined)
+        refuse('result', 'a failed action has an error (put what the tool answered in error.details)');
       const completion = { status, ...(result !== undefined ? { result } : {}), ...(error ? { error } : {}) };
-      if (action.status === 'UNKNOWN') {
+      // A note is kept: resolving (from PENDING or UNKNOWN) records who decided and why.
+      if (action.status === 'UNKNOWN' || note !== undefined) {
         return store.resolveAction(scope, id, {
           ...completion,
           note: note ?? `resolved by ${who(request.principal)}`,

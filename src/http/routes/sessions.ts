@@ -9,6 +9,13 @@ import { ERRORS, etag, NO_CONTENT, requireSession, SessionWithTasksSchema } from
 
 export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): void {
   const known = turns?.agentNames?.();
+  /** A session names an agent the server runs (or none): a turn on any other would only fail later. */
+  const checkAgent = (agent: string | null | undefined) => {
+    if (known === undefined || typeof agent !== 'string' || known.includes(agent)) return;
+    throw invalidRequest(`agent: no agent named ${JSON.stringify(agent)}; known: ${known.join(', ')}`, {
+      field: 'agent',
+    });
+  };
   app.post(
     '/v1/sessions',
     {
@@ -20,14 +27,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
     },
     async (request, reply) => {
       const { user_id, ...input } = request.body;
-      if (known !== undefined && typeof input.agent === 'string' && !known.includes(input.agent)) {
-        throw invalidRequest(
-          `agent: no agent named ${JSON.stringify(input.agent)}; known: ${known.join(', ')}`,
-          {
-            field: 'agent',
-          },
-        );
-      }
+      checkAgent(input.agent);
       const session = await store.createSession(writeScopeOf(request.principal, user_id), input);
       return reply.status(201).header('etag', etag(session.version)).send(session);
     },
@@ -39,7 +39,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
       schema: {
         tags: ['sessions'],
         querystring: schemas.listSessions,
-        response: { 200: pageOf(SessionSchema) },
+        response: { 200: pageOf(SessionSchema), ...ERRORS },
       },
     },
     async (request) => {
@@ -92,6 +92,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
       const scope = readScopeOf(request.principal);
       const current = await requireSession(store, scope, request.params.id);
       const version = versionOfIfMatch(request.headers['if-match']);
+      checkAgent(request.body.agent);
       // A status change without an explicit TTL takes the TTL of that status (waiting_for_user waits longer).
       const { status, ttl_seconds } = request.body;
       const patch =
