@@ -4,6 +4,8 @@
  * A second turn of a session while one runs gets the runtime's lease `conflict` (HTTP 409). Turns of
  * different sessions in flight at once go on oldest first (turn-scheduler.ts).
  */
+import { buildContext } from '../context/build.js';
+import { taskTypesFrom } from '../context/describe.js';
 import { AgentStateError } from '../core/errors.js';
 import type { Checkpoint, Session } from '../core/model.js';
 import {
@@ -13,6 +15,7 @@ import {
   runTurn,
   type TurnOutput,
 } from '../runtime/index.js';
+import { loadSnapshot } from '../runtime/snapshot.js';
 import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
 import type { TurnResponse, TurnRunner } from './turn-runner.js';
@@ -48,6 +51,29 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
         );
       }
       return response(output);
+    },
+    /**
+     * What a model call of the session's next turn would see: built as the runtime builds it, with the
+     * agent's instructions, the open tasks the turn would load (this session's and orphans it would take
+     * over) and what each task still misses.
+     */
+    async context(scope, session, maxTokens) {
+      const name = session.agent ?? setup.agent;
+      const agent = name === undefined ? undefined : setup.agents.get(name);
+      const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
+      const built =
+        agent === undefined
+          ? await buildContext({ store, scope, sessionId: session.id, maxTokens })
+          : await buildContext({
+              store,
+              scope: owner,
+              sessionId: session.id,
+              maxTokens,
+              instructions: agent.description,
+              tasks: (await loadSnapshot(store, owner, session.id, agent, session)).tasks,
+              taskTypes: taskTypesFrom(agent.taskTypes),
+            });
+      return { ...built, messages: built.messages.map((m) => ({ ...m })) };
     },
     async checkpoints(scope, session, limit, before): Promise<Page<Checkpoint>> {
       const all: Checkpoint[] = [];

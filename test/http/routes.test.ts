@@ -138,6 +138,34 @@ describe('sessions and messages', () => {
     expect(after?.status ?? 'gone').toMatch(/ended|gone/);
     expect((await call(server.url, 'GET', `/v1/tasks/${task.id}`, { token })).status).toBe(200);
   });
+
+  it('an ended session takes no more messages, context or TTL, and stays as it ended', async () => {
+    const session = await server.store.createSession(scope(), {});
+    expect((await call(server.url, 'DELETE', `/v1/sessions/${session.id}`, { token })).status).toBe(204);
+    const ended = await server.store.getSession(scope(), session.id);
+    expect(ended?.status).toBe('ended');
+    const appended = await call(server.url, 'POST', `/v1/sessions/${session.id}/messages`, {
+      token,
+      body: { messages: [{ role: 'user', content: 'after the end' }] },
+    });
+    expect(appended.status).toBe(400);
+    expect(appended.body.error.message).toBe(
+      `session ${session.id} has ended and takes no more messages; start a new session`,
+    );
+    for (const body of [{ ttl_seconds: 31_536_000 }, { context: { revived: true } }, { status: 'active' }]) {
+      const patched = await call(server.url, 'PATCH', `/v1/sessions/${session.id}`, {
+        token,
+        headers: { 'if-match': String(ended?.version) },
+        body,
+      });
+      expect(patched.status, JSON.stringify(body)).toBe(400);
+      expect(patched.body.error.message).toContain('has ended and takes no changes');
+    }
+    expect(await server.store.getSession(scope(), session.id)).toEqual(ended);
+    expect(await server.store.listMessages(scope(), session.id)).toEqual([]);
+    // Ending it again changes nothing either.
+    expect((await call(server.url, 'DELETE', `/v1/sessions/${session.id}`, { token })).status).toBe(204);
+  });
 });
 
 describe('tasks and actions', () => {
@@ -194,6 +222,43 @@ describe('tasks and actions', () => {
     expect([400, 409]).toContain(again.status);
     const ofTask = await call<Page<Action>>(server.url, 'GET', `/v1/tasks/${task.id}/actions`, { token });
     expect(ofTask.body.items).toHaveLength(1);
+  });
+
+  it('a key reused for another task, type, tool or params answers 409 and begins nothing', async () => {
+    const task = await server.store.createTask(scope(), { type: 'x' });
+    const other = await server.store.createTask(scope(), { type: 'x' });
+    const key = rand('k');
+    const body = {
+      task_id: task.id,
+      type: 'tool_call',
+      tool: 'airline.book',
+      params: { to: 'SHA', n: 1 },
+      idempotency_key: key,
+    };
+    const first = await call<Action>(server.url, 'POST', '/v1/actions', { token, body });
+    expect(first.status).toBe(201);
+    // The same request with its params' keys in another order is a retry.
+    const retry = await call<Action>(server.url, 'POST', '/v1/actions', {
+      token,
+      body: { ...body, params: { n: 1, to: 'SHA' } },
+    });
+    expect([retry.status, retry.body.id]).toEqual([200, first.body.id]);
+    for (const [field, change] of [
+      ['task_id', { task_id: other.id }],
+      ['type', { type: 'query' }],
+      ['tool', { tool: 'airline.cancel' }],
+      ['tool', { tool: null }],
+      ['params', { params: { to: 'NYC', n: 1 } }],
+    ] as const) {
+      const reused = await call(server.url, 'POST', '/v1/actions', { token, body: { ...body, ...change } });
+      expect(reused.status, field).toBe(409);
+      expect(reused.body.error).toMatchObject({
+        code: 'conflict',
+        details: { action_id: first.body.id, field },
+      });
+    }
+    const ofOther = await call<Page<Action>>(server.url, 'GET', `/v1/tasks/${other.id}/actions`, { token });
+    expect(ofOther.body.items).toEqual([]);
   });
 
   it('PATCH of an action refuses what its status cannot carry, naming the field, and keeps a note', async () => {

@@ -227,7 +227,9 @@ describe('health and documents', () => {
       // Every $ref names a schema the document holds, and every API operation documents its errors.
       const text = JSON.stringify(doc.body);
       const components = (doc.body as { components?: { schemas?: Record<string, unknown> } }).components;
-      const refs = [...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string);
+      const refs = [...text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map(
+        (m) => m[1] as string,
+      );
       expect(refs.length).toBeGreaterThan(0);
       for (const ref of new Set(refs)) expect(components?.schemas?.[ref], ref).toBeDefined();
       for (const [path, operations] of Object.entries(doc.body.paths)) {

@@ -103,6 +103,23 @@ describe('turns', () => {
     expect(made.body.error.message).toContain('flight_booking');
   });
 
+  it("the session's context is what its agent's model call would see: instructions, open tasks, missing slots", async () => {
+    const session = await newSession();
+    expect((await turn(session.id, 'book a flight from Beijing to Shanghai on 2027-01-15')).status).toBe(200);
+    const context = await call<{ system: string; messages: { role: string; content: string }[] }>(
+      server.url,
+      'GET',
+      `/v1/sessions/${session.id}/context`,
+      { token: server.tokens.alice },
+    );
+    expect(context.status).toBe(200);
+    const agent = runtime.setup.agents.get('flight_booking');
+    expect(context.body.system).toContain(agent?.description ?? 'no agent');
+    expect(context.body.system).toMatch(/Slots missing: .*cabin_class/);
+    expect(context.body.system).not.toMatch(/Slots missing: none/);
+    expect(context.body.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+  });
+
   it('a session cannot be changed to name an unknown agent, and the refusal changes nothing', async () => {
     const session = await newSession();
     const patched = await call(server.url, 'PATCH', `/v1/sessions/${session.id}`, {

@@ -1,10 +1,12 @@
 /**
- * Actions: begin one idempotently (201 new, 200 when its key exists), list, read, and complete or resolve
+ * Actions: begin one idempotently (201 new, 200 when its key exists for the same request, 409 when it was
+ * begun with another task, type, tool or params), list, read, and complete or resolve
  * one. `PATCH` of a PENDING action completes it (or marks it UNKNOWN, with a note); of an UNKNOWN action
  * resolves it, keeping who resolved it in `note`.
  */
 import { z } from 'zod';
 import { AgentStateError } from '../../core/errors.js';
+import { canonicalJson } from '../../core/json.js';
 import { ActionSchema } from '../../core/model.js';
 import type { Principal } from '../auth.js';
 import { readScopeOf } from '../auth.js';
@@ -41,6 +43,28 @@ export function actionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
         ...request.body,
         session_id: task.session_id,
       });
+      // A known key answers its action only for the same request (a retry); a key reused for another task,
+      // type, tool or params is a client's mistake that would hide a real side effect: 409, as for request keys.
+      if (!created) {
+        const { task_id, type, tool = null, params } = request.body;
+        const differs =
+          action.task_id !== task_id
+            ? 'task_id'
+            : action.type !== type
+              ? 'type'
+              : action.tool !== tool
+                ? 'tool'
+                : canonicalJson(action.params) !== canonicalJson(params)
+                  ? 'params'
+                  : null;
+        if (differs !== null) {
+          throw new AgentStateError(
+            'conflict',
+            `idempotency_key ${JSON.stringify(request.body.idempotency_key)} already names action ${action.id}, begun with another ${differs}; use a new key for another action`,
+            { details: { action_id: action.id, field: differs } },
+          );
+        }
+      }
       return reply.status(created ? 201 : 200).send(action);
     },
   );

@@ -16,6 +16,29 @@ export async function requireSession(store: StateStore, scope: ReadScope, id: st
   return session;
 }
 
+/**
+ * The session, as requireSession, when it still takes changes: an ended session keeps its history but takes
+ * no more messages, context or TTL (a turn on it is refused the same way), so it cannot be kept alive.
+ */
+export async function requireOpenSession(
+  store: StateStore,
+  scope: ReadScope,
+  id: string,
+  what: string,
+): Promise<Session> {
+  const session = await requireSession(store, scope, id);
+  if (session.status === 'ended') {
+    throw new AgentStateError(
+      'invalid_request',
+      `session ${id} has ended and takes no ${what}; start a new session`,
+      {
+        details: { session_id: id, status: session.status },
+      },
+    );
+  }
+  return session;
+}
+
 /** Common error responses, for the OpenAPI document. */
 export const ERRORS = {
   400: ErrorResponseSchema,

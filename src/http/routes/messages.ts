@@ -5,7 +5,7 @@ import { MessageSchema } from '../../core/model.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { pageOf, SessionParams } from '../schemas.js';
-import { ERRORS, requireSession } from './common.js';
+import { ERRORS, requireOpenSession, requireSession } from './common.js';
 
 export function messageRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
   app.post(
@@ -20,7 +20,7 @@ export function messageRoutes(app: ZodApp, { store, schemas }: RouteDeps): void 
     },
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
-      await requireSession(store, scope, request.params.id);
+      await requireOpenSession(store, scope, request.params.id, 'more messages');
       const items = await store.appendMessages(scope, request.params.id, request.body.messages);
       return reply.status(201).send({ items });
     },

@@ -5,7 +5,14 @@ import { sessionStatusPatch } from '../../lifecycle/session-policy.js';
 import { readScopeOf, writeScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { IfMatchHeaders, pageOf, SessionParams, versionOfIfMatch } from '../schemas.js';
-import { ERRORS, etag, NO_CONTENT, requireSession, SessionWithTasksSchema } from './common.js';
+import {
+  ERRORS,
+  etag,
+  NO_CONTENT,
+  requireOpenSession,
+  requireSession,
+  SessionWithTasksSchema,
+} from './common.js';
 
 export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): void {
   const known = turns?.agentNames?.();
@@ -90,7 +97,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
     },
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
-      const current = await requireSession(store, scope, request.params.id);
+      const current = await requireOpenSession(store, scope, request.params.id, 'changes');
       const version = versionOfIfMatch(request.headers['if-match']);
       checkAgent(request.body.agent);
       // A status change without an explicit TTL takes the TTL of that status (waiting_for_user waits longer).
