@@ -261,6 +261,43 @@ describe('tasks and actions', () => {
     expect(ofOther.body.items).toEqual([]);
   });
 
+  it('a task in a final state takes no more changes and begins no new action; a retry still answers', async () => {
+    const task = await server.store.createTask(scope(), { type: 'x', state: 'EXECUTING' });
+    const body = { task_id: task.id, type: 'tool_call', params: {}, idempotency_key: rand('k') };
+    const begun = await call<Action>(server.url, 'POST', '/v1/actions', { token, body });
+    expect(begun.status).toBe(201);
+    const done = await call<Task>(server.url, 'PATCH', `/v1/tasks/${task.id}`, {
+      token,
+      headers: { 'if-match': String(task.version) },
+      body: { state: 'DONE' },
+    });
+    expect(done.status).toBe(200);
+    for (const patch of [
+      { state: 'DONE', slots: { rewritten: true } },
+      { status_line: 'rewritten' },
+      { state: 'CANCELLED' },
+    ]) {
+      const refused = await call(server.url, 'PATCH', `/v1/tasks/${task.id}`, {
+        token,
+        headers: { 'if-match': String(done.body.version) },
+        body: patch,
+      });
+      expect(refused.status, JSON.stringify(patch)).toBe(409);
+      expect(refused.body.error).toMatchObject({ code: 'illegal_transition', details: { state: 'DONE' } });
+    }
+    expect(await server.store.getTask(scope(), task.id)).toEqual(done.body);
+    const fresh = await call(server.url, 'POST', '/v1/actions', {
+      token,
+      body: { ...body, idempotency_key: rand('k') },
+    });
+    expect(fresh.status).toBe(409);
+    expect(fresh.body.error.message).toBe(
+      `task ${task.id} is DONE, a final state, and begins no more actions`,
+    );
+    const retry = await call<Action>(server.url, 'POST', '/v1/actions', { token, body });
+    expect([retry.status, retry.body.id]).toEqual([200, begun.body.id]);
+  });
+
   it('PATCH of an action refuses what its status cannot carry, naming the field, and keeps a note', async () => {
     const task = await server.store.createTask(scope(), { type: 'x' });
     const begin = async () =>

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { AgentStateError } from '../../core/errors.js';
 import { canonicalJson } from '../../core/json.js';
-import { ActionSchema } from '../../core/model.js';
+import { ActionSchema, FINAL_TASK_STATES } from '../../core/model.js';
 import type { Principal } from '../auth.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
@@ -39,6 +39,15 @@ export function actionRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
       const task = await store.getTask(readScopeOf(request.principal), request.body.task_id);
       if (task === null) throw notFound('task', request.body.task_id);
       const scope = { tenant_id: task.tenant_id, user_id: task.user_id };
+      // A closed task begins no new side effect (a retry of one it began still answers below).
+      const closed = FINAL_TASK_STATES.includes(task.state);
+      if (closed && (await store.getActionByKey(scope, request.body.idempotency_key)) === null) {
+        throw new AgentStateError(
+          'illegal_transition',
+          `task ${task.id} is ${task.state}, a final state, and begins no more actions`,
+          { details: { task_id: task.id, state: task.state } },
+        );
+      }
       const { action, created } = await store.beginAction(scope, {
         ...request.body,
         session_id: task.session_id,

@@ -1,6 +1,10 @@
-/** Tasks: list, read, update with If-Match (state changes follow the transition table), events, actions. */
+/**
+ * Tasks: list, read, update with If-Match (state changes follow the transition table; a task in a final state
+ * takes none), events, actions.
+ */
 import { z } from 'zod';
-import { ActionSchema, type Task, TaskEventSchema, TaskSchema } from '../../core/model.js';
+import { AgentStateError } from '../../core/errors.js';
+import { ActionSchema, FINAL_TASK_STATES, type Task, TaskEventSchema, TaskSchema } from '../../core/model.js';
 import type { ReadScope, StateStore } from '../../store/types.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
@@ -51,8 +55,16 @@ export function taskRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
     },
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
-      await requireTask(store, scope, request.params.id);
+      const current = await requireTask(store, scope, request.params.id);
       const version = versionOfIfMatch(request.headers['if-match']);
+      // A task in a final state (DONE, CANCELLED) is closed: no slot, status line or state changes after it.
+      if (FINAL_TASK_STATES.includes(current.state)) {
+        throw new AgentStateError(
+          'illegal_transition',
+          `task ${current.id} is ${current.state}, a final state, and takes no more changes`,
+          { details: { task_id: current.id, state: current.state } },
+        );
+      }
       const task = await store.updateTask(scope, request.params.id, version, request.body);
       return reply.header('etag', etag(task.version)).send(task);
     },
