@@ -1,4 +1,5 @@
 import { cryptoRandom, type RandomSource } from './clock.js';
+import { invalidRequest } from './errors.js';
 
 export const ID_PREFIXES = {
   session: 'sess_',
@@ -31,7 +32,14 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
+/** A new id of `kind`; an unknown kind (a typo, or a prefix such as 'sess' passed for 'session') is refused. */
 export function newId(kind: IdKind, random: RandomSource = cryptoRandom): string {
+  if (typeof kind !== 'string' || !Object.hasOwn(ID_PREFIXES, kind)) {
+    throw invalidRequest(
+      `unknown id kind ${JSON.stringify(kind) ?? String(kind)}: expected one of ${Object.keys(ID_PREFIXES).join(', ')}`,
+      { kind: String(kind), kinds: Object.keys(ID_PREFIXES) },
+    );
+  }
   return ID_PREFIXES[kind] + base32(random(16));
 }
 

@@ -74,17 +74,19 @@ export const ACTION_TRANSITIONS: Readonly<Record<ActionStatus, readonly ActionSt
   FAILED: [],
 };
 
-const jsonValue: z.ZodType<JsonValue> = z.lazy(() =>
-  z.union([
-    z.string(),
-    z.number(),
-    z.boolean(),
-    z.null(),
-    z.array(jsonValue),
-    z.record(z.string(), jsonValue),
-  ]),
-  // Named, so that the OpenAPI document holds it once as a component its $refs name (it is recursive).
-).meta({ id: 'JsonValue', description: 'Any JSON value' });
+// Named, so that the OpenAPI document holds it once as a component its $refs name (it is recursive).
+const jsonValue: z.ZodType<JsonValue> = z
+  .lazy(() =>
+    z.union([
+      z.string(),
+      z.number(),
+      z.boolean(),
+      z.null(),
+      z.array(jsonValue),
+      z.record(z.string(), jsonValue),
+    ]),
+  )
+  .meta({ id: 'JsonValue', description: 'Any JSON value' });
 const jsonObject: z.ZodType<JsonObject> = z.record(z.string(), jsonValue);
 export const JsonValueSchema = jsonValue;
 export const JsonObjectSchema = jsonObject;

@@ -11,6 +11,11 @@
  *   and changes nothing.
  * - An expired session (expires_at <= clock.now()) and its messages are invisible to every read at once.
  * - After `close()`, every call fails with code `closed`; `close()` itself is safe to call twice.
+ * - Input bounds are the same in every adapter (src/store/limits.ts): TTLs in seconds 1..315 360 000
+ *   (10 years), lease TTLs 1..86 400 000 ms (24 hours), versions, seq, steps and counts at most
+ *   2 147 483 647; names and scope ids 256 characters, idempotency and request keys 512, memory keys 1024,
+ *   status lines 2000, message content and notes 1 000 000; 1000 messages per append. Out of bounds is
+ *   `invalid_request` naming the field, and changes nothing.
  */
 import type { Clock, RandomSource } from '../core/clock.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
@@ -52,7 +57,7 @@ export interface Page<T> {
 }
 
 export interface PageQuery {
-  /** 1..500; default 50. */
+  /** 1..500; default 50 when absent (null is refused, like any other non-number). */
   readonly limit?: number;
   readonly cursor?: string | null;
 }
@@ -64,7 +69,7 @@ export interface NewSession {
   readonly id?: string;
   readonly agent?: string | null;
   readonly context?: JsonObject;
-  /** Sliding time to live in seconds; the store's default when absent. */
+  /** Sliding time to live in seconds, 1..315 360 000 (10 years); the store's default when absent. */
   readonly ttl_seconds?: number;
   readonly status?: SessionStatus;
 }
@@ -73,6 +78,7 @@ export interface SessionPatch {
   readonly status?: SessionStatus;
   readonly context?: JsonObject;
   readonly agent?: string | null;
+  /** 1..315 360 000 (10 years). */
   readonly ttl_seconds?: number;
 }
 
@@ -90,7 +96,7 @@ export interface NewMessage {
 }
 
 export interface MessageQuery {
-  /** Messages with seq > after_seq; default 0 (from the first). */
+  /** Messages with seq > after_seq; default 0 (from the first); at most 2 147 483 647. */
   readonly after_seq?: number;
   /** 1..1000; default 100. */
   readonly limit?: number;
@@ -157,6 +163,7 @@ export interface NewCheckpoint {
   readonly run_id: string;
   readonly session_id?: string | null;
   readonly task_id?: string | null;
+  /** 0..2 147 483 647. */
   readonly step: number;
   readonly parent_id?: string | null;
   readonly label?: string;
@@ -176,7 +183,7 @@ export interface NewMemory {
   readonly namespace: string;
   readonly key: string;
   readonly value: JsonValue;
-  /** Optional time to live; none by default. */
+  /** Optional time to live in seconds, 1..315 360 000 (10 years); none by default. */
   readonly ttl_seconds?: number | null;
 }
 
@@ -243,7 +250,10 @@ export interface StateStore {
   createSession(scope: Scope, input: NewSession): Promise<Session>;
   getSession(scope: ReadScope, id: string): Promise<Session | null>;
   listSessions(scope: ReadScope, query?: SessionQuery): Promise<Page<Session>>;
-  /** Applies the patch when `expected_version` is current; bumps the version and renews the TTL. */
+  /**
+   * Applies the patch when `expected_version` is current; bumps the version and renews the TTL. A version
+   * outside 1..2 147 483 647 is `invalid_request` (no version can be there), not a conflict.
+   */
   updateSession(
     scope: ReadScope,
     id: string,
@@ -267,6 +277,7 @@ export interface StateStore {
   createTask(scope: Scope, input: NewTask): Promise<Task>;
   getTask(scope: ReadScope, id: string): Promise<Task | null>;
   listTasks(scope: ReadScope, query?: TaskQuery): Promise<Page<Task>>;
+  /** As updateSession: `expected_version` is 1..2 147 483 647. */
   updateTask(scope: ReadScope, id: string, expected_version: number, patch: TaskPatch): Promise<Task>;
   /** A task's transitions, oldest first. */
   listTaskEvents(scope: ReadScope, task_id: string): Promise<TaskEvent[]>;
@@ -304,7 +315,10 @@ export interface StateStore {
   commitTurn(scope: Scope, batch: TurnBatch): Promise<TurnResult>;
 
   // leases: a compare-and-swap claim with an expiry, so a dead owner never blocks forever
-  /** Takes the lease when it is free, expired or already ours; null when another owner holds it. */
+  /**
+   * Takes the lease when it is free, expired or already ours; null when another owner holds it.
+   * `ttl_ms` is 1..86 400 000 (24 hours).
+   */
   acquireLease(scope: Scope, name: string, owner: string, ttl_ms: number): Promise<Lease | null>;
   /** Frees the lease if `owner` holds it. */
   releaseLease(scope: Scope, name: string, owner: string): Promise<boolean>;
@@ -313,6 +327,7 @@ export interface StateStore {
   /**
    * Claims `key` for a request. It is kept `ttl_seconds` once completed; until then it expires after
    * `in_progress_ttl_seconds` (default: ttl_seconds), so a claim whose request died is not held for a day.
+   * Both are 1..315 360 000 (10 years).
    */
   claimRequestKey(
     scope: Scope,

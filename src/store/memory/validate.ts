@@ -5,6 +5,7 @@
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import { MAX_MESSAGES_PER_APPEND, maxInteger, maxTextLength, messageIndex } from '../limits.js';
 import type { ReadScope, Scope } from '../types.js';
 
 export const ADAPTER = 'memory';
@@ -32,6 +33,8 @@ export function checkReadScope(scope: ReadScope): void {
   if (scope.user_id !== undefined && !nonEmpty(scope.user_id)) {
     fail('scope.user_id must be a non-empty string when present (omit it for the whole tenant)');
   }
+  text(scope.tenant_id, 'scope.tenant_id');
+  if (scope.user_id !== undefined) text(scope.user_id, 'scope.user_id');
 }
 
 /** True when a record of (tenant, user) is inside the scope. */
@@ -59,29 +62,40 @@ export function name(value: unknown, field: string): string {
   return text(value, field);
 }
 
-/** Any string that is valid text (empty allowed). */
+/** Any string that is valid text (empty allowed), no longer than the field's bound (src/store/limits.ts). */
 export function text(value: unknown, field: string): string {
   if (typeof value !== 'string') fail(`${field} must be a string`);
+  const max = maxTextLength(field);
+  if (value.length > max) fail(`${field} must be at most ${max} characters, got ${value.length}`);
   guard(value, field);
   return value;
 }
 
+function atMost(value: number, field: string): void {
+  const max = maxInteger(field);
+  if (value > max) fail(`${field} must be at most ${max}, got ${String(value)}`);
+}
+
+/** An integer from 1 to the field's bound: a TTL's, or PostgreSQL's `integer` (src/store/limits.ts). */
 export function positiveInt(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
     fail(`${field} must be a positive integer, got ${String(value)}`);
   }
+  atMost(value, field);
   return value;
 }
 
 export function nonNegativeInt(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     fail(`${field} must be an integer >= 0, got ${String(value)}`);
   }
+  atMost(value, field);
   return value;
 }
 
+/** A page size from 1 to `max`; absent means `fallback` (null is not absent: PageQuery.limit is a number). */
 export function limit(value: unknown, field: string, fallback: number, max: number): number {
-  if (value === undefined || value === null) return fallback;
+  if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     fail(`${field} must be an integer from 1 to ${max}, got ${String(value)}`);
   }
@@ -130,5 +144,9 @@ function guard(value: unknown, path: string): void {
 
 /** Refuses a patch or input that is not an object. */
 export function record(value: unknown, field: string): void {
+  const index = messageIndex(field);
+  if (index !== null && index >= MAX_MESSAGES_PER_APPEND) {
+    fail(`${field.slice(0, field.lastIndexOf('['))} must hold at most ${MAX_MESSAGES_PER_APPEND} messages`);
+  }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(`${field} must be an object`);
 }

@@ -2,17 +2,33 @@
 import { invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import { MAX_INT, MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS } from '../limits.js';
 import type { ReadScope, Scope } from '../types.js';
 
-export const MAX_NAME_LENGTH = 256;
-export const MAX_TEXT_LENGTH = 1_000_000;
-export const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
+export { MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS };
+
+/**
+ * Fields checked as text that hold a record's id: refused unless they have its shape, as the other
+ * adapters refuse them (an id that cannot exist is bad input, not an empty answer).
+ */
+const ID_FIELDS: Readonly<Record<string, IdKind>> = {
+  task_id: 'task',
+  session_id: 'session',
+  before: 'checkpoint',
+  'session.id': 'session',
+  'update_tasks.id': 'task',
+  'complete_actions.id': 'action',
+};
 
 export function text(value: unknown, name: string, max = MAX_NAME_LENGTH, allowEmpty = false): string {
   if (typeof value !== 'string') throw invalidRequest(`[redis] ${name} must be a string`);
   if (!allowEmpty && value.length === 0) throw invalidRequest(`[redis] ${name} must not be empty`);
   if (value.length > max) throw invalidRequest(`[redis] ${name} is longer than ${max} characters`);
   assertPlainJson(value, name);
+  const kind = ID_FIELDS[name];
+  if (kind !== undefined && !isId(value, kind)) {
+    throw invalidRequest(`[redis] ${name} must be a ${kind} id, got ${JSON.stringify(value)}`);
+  }
   return value;
 }
 
@@ -50,9 +66,11 @@ export function ttlSeconds(value: unknown, name: string): number {
   return value;
 }
 
+/** An integer from `min` to `max`, and never above PostgreSQL's `integer` (src/store/limits.ts). */
 export function integer(value: unknown, name: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalidRequest(`[redis] ${name} must be an integer from ${min} to ${max}`);
+  const top = Math.min(max, MAX_INT);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > top) {
+    throw invalidRequest(`[redis] ${name} must be an integer from ${min} to ${top}, got ${String(value)}`);
   }
   return value;
 }
@@ -81,7 +99,7 @@ export function jsonValue(value: unknown, name: string): JsonValue {
 }
 
 export function version(value: unknown): number {
-  return integer(value, 'expected_version', 0, Number.MAX_SAFE_INTEGER);
+  return integer(value, 'expected_version', 1, MAX_INT);
 }
 
 /** A list cursor is an index member, base64url-encoded. */

@@ -6,6 +6,7 @@
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import { MAX_MESSAGES_PER_APPEND, maxInteger, maxTextLength, messageIndex } from '../limits.js';
 import type { ReadScope, Scope } from '../types.js';
 
 function nonEmpty(value: unknown): value is string {
@@ -57,17 +58,21 @@ export class Checks {
     return this.text(value, field);
   }
 
-  /** Any string that is valid text (empty allowed). */
+  /** Any string that is valid text (empty allowed), no longer than the field's bound (src/store/limits.ts). */
   text(value: unknown, field: string): string {
     if (typeof value !== 'string') this.fail(`${field} must be a string`);
+    const max = maxTextLength(field);
+    if (value.length > max) this.fail(`${field} must be at most ${max} characters, got ${value.length}`);
     this.guard(value, field);
     return value;
   }
 
+  /** An integer from 1 to the field's bound: a TTL's, or PostgreSQL's `integer` (src/store/limits.ts). */
   positiveInt(value: unknown, field: string): number {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
       this.fail(`${field} must be a positive integer, got ${String(value)}`);
     }
+    this.atMost(value, field);
     return value;
   }
 
@@ -75,11 +80,18 @@ export class Checks {
     if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
       this.fail(`${field} must be an integer >= 0, got ${String(value)}`);
     }
+    this.atMost(value, field);
     return value;
   }
 
+  private atMost(value: number, field: string): void {
+    const max = maxInteger(field);
+    if (value > max) this.fail(`${field} must be at most ${max}, got ${String(value)}`);
+  }
+
+  /** A page size from 1 to `max`; absent means `fallback` (null is not absent: PageQuery.limit is a number). */
   limit(value: unknown, field: string, fallback: number, max: number): number {
-    if (value === undefined || value === null) return fallback;
+    if (value === undefined) return fallback;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
       this.fail(`${field} must be an integer from 1 to ${max}, got ${String(value)}`);
     }
@@ -112,6 +124,12 @@ export class Checks {
 
   /** Refuses a patch or input that is not an object. */
   record(value: unknown, field: string): void {
+    const index = messageIndex(field);
+    if (index !== null && index >= MAX_MESSAGES_PER_APPEND) {
+      this.fail(
+        `${field.slice(0, field.lastIndexOf('['))} must hold at most ${MAX_MESSAGES_PER_APPEND} messages`,
+      );
+    }
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       this.fail(`${field} must be an object`);
   }
