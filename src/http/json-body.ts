@@ -1,18 +1,20 @@
 /**
  * The JSON body parser: fastify's own (which refuses `__proto__` and `constructor.prototype` keys), plus a
  * depth limit (a body of 100 000 nested arrays is a 400, not a stack overflow in validation) and a check for
- * lone surrogates that names the request's field. An empty body sent as application/json (as many clients
+ * lone surrogates, -0 and numbers JavaScript cannot keep as written (json-numbers.ts), each naming the
+ * request's field. An empty body sent as application/json (as many clients
  * do for DELETE) is no body: the route's schema decides whether it needs one.
  */
 import type { FastifyInstance } from 'fastify';
 import { AgentStateError } from '../core/errors.js';
 import { childPath, MAX_JSON_DEPTH, wellFormed } from '../core/json.js';
+import { lossyNumberOf } from './json-numbers.js';
 
 /**
  * What no route can take, found in one walk: nesting deeper than MAX_JSON_DEPTH (a body of 100 000 nested
  * arrays would overflow the stack in validation) or a string or key holding a lone UTF-16 surrogate
  * (`"\ud800"` is valid JSON but not text: the store would refuse it later, naming its own field, not the
- * request's). Null when the body is fine.
+ * request's), or -0 (which JSON storage would keep as 0). Null when the body is fine.
  */
 function refusalOf(value: unknown): string | null {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: 'body' }];
@@ -23,6 +25,7 @@ function refusalOf(value: unknown): string | null {
         return `${top.path}: holds a lone UTF-16 surrogate, which is not valid text`;
       continue;
     }
+    if (Object.is(top.value, -0)) return `${top.path}: -0 is not representable in JSON; use 0`;
     if (top.value === null || typeof top.value !== 'object') continue;
     const depth = top.depth + 1;
     if (depth > MAX_JSON_DEPTH) return `body: nested deeper than ${MAX_JSON_DEPTH} levels`;
@@ -54,7 +57,7 @@ export function registerJsonBody(app: FastifyInstance): void {
         done(new AgentStateError('invalid_request', `body: not valid JSON (${error.message})`), undefined);
         return;
       }
-      const refusal = refusalOf(value);
+      const refusal = refusalOf(value) ?? lossyNumberOf(body as string);
       if (refusal !== null) {
         done(new AgentStateError('invalid_request', refusal), undefined);
         return;
