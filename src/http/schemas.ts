@@ -126,13 +126,19 @@ export function buildSchemas(limits: HttpLimits) {
       type: short.optional(),
       ...PageQueryShape,
     }),
-    patchTask: z.strictObject({
-      state: TaskStateSchema.optional(),
-      slots: JsonObjectSchema.optional(),
-      status_line: z.string().max(limits.maxMessageChars).optional(),
-      data: JsonObjectSchema.optional(),
-      cause: short.optional(),
-    }),
+    patchTask: z
+      .strictObject({
+        state: TaskStateSchema.optional(),
+        slots: JsonObjectSchema.optional(),
+        status_line: z.string().max(limits.maxMessageChars).optional(),
+        data: JsonObjectSchema.optional(),
+        cause: short.optional(),
+      })
+      // The cause is the reason of a state change, kept in its event: alone it would be dropped.
+      .refine((patch) => patch.cause === undefined || patch.state !== undefined, {
+        path: ['cause'],
+        message: "only with a state change (it is kept in the change's event)",
+      }),
     createAction: z.strictObject({
       task_id: idParam('task'),
       type: short,

@@ -249,6 +249,16 @@ const CASES: Case[] = [
     names: 'if-match',
   },
   {
+    name: 'a cause without a state change (it would be dropped)',
+    method: 'PATCH',
+    path: () => `/v1/tasks/${taskId}`,
+    headers: { 'if-match': '1' },
+    body: { cause: 'x' },
+    status: 400,
+    code: 'invalid_request',
+    names: 'body.cause: only with a state change',
+  },
+  {
     name: 'setting a session expired',
     method: 'PATCH',
     path: () => `/v1/sessions/${sessionId}`,
