@@ -10,14 +10,28 @@ export function table(headers: readonly string[], rows: readonly (readonly strin
   return [line(headers), ...rows.map(line)].join('\n');
 }
 
-/** `2026-11-30T07:21:59.123Z` -> `2026-11-30 07:21:59`. */
+/** `2026-11-30T07:21:59.123Z` -> `2026-11-30 07:21:59 UTC` (every time the CLI prints is UTC, and says so). */
 export function shortTime(iso: string | null): string {
-  return iso === null ? '-' : iso.replace('T', ' ').slice(0, 19);
+  if (iso === null) return '-';
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return `${date.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }
 
 export function compactJson(value: unknown, max = 60): string {
   const text = JSON.stringify(value) ?? '';
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * A reader that stops early (`agentstate inspect ID | head -1`) closes the pipe: the process then leaves
+ * quietly with status 0, as most command-line tools do, instead of dying on an unhandled EPIPE.
+ */
+export function exitQuietlyOnClosedPipe(stream: NodeJS.WriteStream = process.stdout): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
 }
 
 export function print(text: string): void {

@@ -2,7 +2,10 @@
 /** The `agentstate` executable: runs the command and turns any error into one sentence and exit code 1. */
 import cluster from 'node:cluster';
 import { describeError } from './context.js';
+import { exitQuietlyOnClosedPipe } from './format.js';
 import { buildProgram } from './program.js';
+
+exitQuietlyOnClosedPipe();
 
 try {
   await buildProgram().parseAsync(process.argv);

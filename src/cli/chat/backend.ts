@@ -1,5 +1,6 @@
 /** What the terminal chat talks to: an HTTP server (`--server`) or a store directly (`--store`). */
 import type { Message, Session, Task } from '../../core/model.js';
+import { CliError } from '../context.js';
 
 export interface TurnView {
   readonly reply: string;
@@ -21,4 +22,13 @@ export interface ChatBackend {
   turn(sessionId: string, input: string): Promise<TurnView>;
   openTasks(sessionId: string): Promise<Task[]>;
   close(): Promise<void>;
+}
+
+/** A session that has ended (or expired) takes no more turns: refused when the chat opens it. */
+export function assertOpen(session: Session): void {
+  if (session.status === 'ended' || session.status === 'expired') {
+    throw new CliError(
+      `session ${session.id} has ${session.status}; start a new session (leave out --session)`,
+    );
+  }
 }

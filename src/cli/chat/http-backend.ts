@@ -1,7 +1,7 @@
 /** The chat over the HTTP API: `--server URL`, with `--token` (or AGENTSTATE_TOKEN) when the server has keys. */
 import type { Message, Session, Task } from '../../core/model.js';
 import { CliError } from '../context.js';
-import type { ChatBackend, OpenedSession, TurnView } from './backend.js';
+import { assertOpen, type ChatBackend, type OpenedSession, type TurnView } from './backend.js';
 
 interface ErrorBody {
   error?: { code?: string; message?: string };
@@ -49,6 +49,7 @@ export function createHttpBackend(
         return { session, tasks: [], recent: [] };
       }
       const session = await request<Session & { open_tasks: Task[] }>('GET', `/v1/sessions/${sessionId}`);
+      assertOpen(session);
       const last = Math.max(0, (await lastSeq(sessionId)) - 6);
       const recent = await request<{ items: Message[] }>(
         'GET',

@@ -5,7 +5,7 @@ import { openStore } from '../../store/open.js';
 import type { Scope } from '../../store/types.js';
 import { linkRuntime } from '../commands/runtime-link.js';
 import { CliError } from '../context.js';
-import type { ChatBackend } from './backend.js';
+import { assertOpen, type ChatBackend } from './backend.js';
 
 export async function createStoreBackend(
   url: string,
@@ -27,7 +27,9 @@ export async function createStoreBackend(
   const sessionOf = async (id: string) => {
     const session = await store.getSession(scope, id);
     if (session === null)
-      throw new CliError(`session ${id} not found for user ${scope.user_id} (or it has expired)`);
+      throw new CliError(
+        `session ${id} not found in tenant ${scope.tenant_id} for user ${scope.user_id} (or it has expired)`,
+      );
     return session;
   };
   return {
@@ -40,6 +42,7 @@ export async function createStoreBackend(
         return { session: await store.createSession(scope, { agent }), tasks: [], recent: [] };
       }
       const session = await sessionOf(sessionId);
+      assertOpen(session);
       return {
         session,
         tasks: await openTasks(sessionId),

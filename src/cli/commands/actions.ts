@@ -6,7 +6,15 @@ import { userInfo } from 'node:os';
 import { type Command, Option } from 'commander';
 import type { JsonValue } from '../../core/json.js';
 import { ACTION_STATUSES, type ActionStatus } from '../../core/model.js';
-import { CliError, type StoreOptions, scopeOf, withStore, withStoreOptions } from '../context.js';
+import {
+  CliError,
+  checkId,
+  type StoreOptions,
+  scopeOf,
+  whereOf,
+  withStore,
+  withStoreOptions,
+} from '../context.js';
 import { compactJson, print, printJson, shortTime, table } from '../format.js';
 import { parseJsonOption, parseLimit } from './parse.js';
 
@@ -42,6 +50,7 @@ export function registerActionCommands(program: Command): void {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options: LsOptions) => {
+      if (options.task !== undefined) checkId(options.task, 'task');
       const page = await withStore(options, (store) =>
         store.listActions(scopeOf(options), {
           limit: options.limit,
@@ -74,10 +83,16 @@ export function registerActionCommands(program: Command): void {
     .option('--note <text>', 'why; kept on the action')
     .option('--json', 'print the action as JSON')
     .action(async (id: string, options: ResolveOptions) => {
+      checkId(id, 'action');
+      if (options.status === 'FAILED' && options.result !== undefined) {
+        throw new CliError(
+          '--result is for --status SUCCESS; a FAILED action has no result (say why with --note)',
+        );
+      }
       const action = await withStore(options, async (store) => {
         const scope = scopeOf(options);
         const current = await store.getAction(scope, id);
-        if (current === null) throw new CliError(`action ${id} not found in tenant ${scope.tenant_id}`);
+        if (current === null) throw new CliError(`action ${id} not found in ${whereOf(scope)}`);
         if (current.status !== 'PENDING' && current.status !== 'UNKNOWN') {
           throw new CliError(
             `action ${id} is already ${current.status}; only PENDING or UNKNOWN actions are resolved`,

@@ -6,7 +6,14 @@ import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import type { ChatBackend } from '../chat/backend.js';
 import { renderTurn, taskLines } from '../chat/render.js';
-import { CliError, DEFAULT_CLI_TENANT, describeError, storeUrlOf } from '../context.js';
+import {
+  CliError,
+  checkId,
+  DEFAULT_CLI_TENANT,
+  describeError,
+  prepareDataDir,
+  storeUrlOf,
+} from '../context.js';
 import { print } from '../format.js';
 
 interface ChatOptions {
@@ -23,14 +30,61 @@ interface ChatOptions {
 
 const HELP = 'type a message; /tasks shows the open tasks, /quit leaves (the session stays)';
 
-async function backendFor(options: ChatOptions): Promise<ChatBackend> {
-  if (options.server !== undefined && options.store !== undefined) {
-    throw new CliError('use either --server or --store, not both');
+/** The options given on the command line (not defaults), by attribute name. */
+type Given = (name: keyof ChatOptions) => boolean;
+
+/** Refuses options that would be ignored: those of a local store with --server, --token without it. */
+function checkCombination(options: ChatOptions, given: Given): void {
+  if (options.server !== undefined) {
+    if (options.store !== undefined) throw new CliError('use either --server or --store, not both');
+    const local = (['tenant', 'dataDir', 'agents'] as const).filter(given);
+    if (local.length > 0) {
+      const names = local.map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+      throw new CliError(
+        `${names.join(' and ')} only appl${names.length === 1 ? 'ies' : 'y'} with --store, not with --server (the server has its own tenants, data and agents)`,
+      );
+    }
+  } else if (options.token !== undefined) {
+    throw new CliError('--token is for --server; a chat on --store needs no token');
   }
+  if (options.session !== undefined) {
+    checkId(options.session, 'session');
+    if (given('agent')) {
+      throw new CliError(
+        '--agent names the agent of a new session; --session comes back to a session with its own agent',
+      );
+    }
+  }
+}
+
+/** A word of a command line, quoted for a POSIX shell when it needs to be. */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command that comes back to `sessionId` with the same options (store or server, tenant, user...). */
+export function comeBackCommand(sessionId: string, options: ChatOptions, given: Given): string {
+  const words = ['agentstate', 'chat', '--session', sessionId];
+  const add = (flag: string, value: string | undefined) => {
+    if (value !== undefined) words.push(flag, value);
+  };
+  add('--server', options.server);
+  // Never the token itself on the screen: a placeholder the reader fills in (or AGENTSTATE_TOKEN).
+  if (options.token !== undefined) words.push('--token', 'TOKEN');
+  add('--store', options.store);
+  add('--tenant', options.tenant);
+  add('--user', options.user);
+  if (given('dataDir')) add('--data-dir', options.dataDir);
+  add('--agents', options.agents);
+  return words.map(shellWord).join(' ');
+}
+
+async function backendFor(options: ChatOptions): Promise<ChatBackend> {
   if (options.server !== undefined) {
     const { createHttpBackend } = await import('../chat/http-backend.js');
     return createHttpBackend(options.server, options.token ?? process.env.AGENTSTATE_TOKEN, options.user);
   }
+  prepareDataDir(options.dataDir);
   const { createStoreBackend } = await import('../chat/store-backend.js');
   const scope = { tenant_id: options.tenant ?? DEFAULT_CLI_TENANT, user_id: options.user ?? 'default' };
   return createStoreBackend(storeUrlOf(options), scope, options.dataDir, options.agents);
@@ -92,16 +146,16 @@ export function registerChatCommands(program: Command): void {
     .option('--user <id>', 'user of the session (default "default")')
     .option('--data-dir <dir>', 'where the demo tools keep their work (with --store)', '.agentstate')
     .option('--agents <module>', 'a module exporting more agents (with --store)')
-    .action(async (options: ChatOptions) => {
+    .action(async (options: ChatOptions, command: Command) => {
+      const given: Given = (name) => {
+        const source = command.getOptionValueSource(name);
+        return source !== undefined && source !== 'default';
+      };
+      checkCombination(options, given);
       const backend = await backendFor(options);
       try {
         const id = await converse(backend, options);
-        const where = options.server
-          ? ` --server ${options.server}`
-          : options.store
-            ? ` --store ${options.store}`
-            : '';
-        print(`left session ${id}; come back with: agentstate chat --session ${id}${where}`);
+        print(`left session ${id}; come back with: ${comeBackCommand(id, options, given)}`);
       } finally {
         await backend.close();
       }

@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
-import { DEFAULT_STORE_URL } from '../../store/open.js';
-import { CliError } from '../context.js';
+import { DEFAULT_STORE_URL, openStore } from '../../store/open.js';
+import { CliError, isInProcessStore } from '../context.js';
 import { print } from '../format.js';
 
 function positiveInteger(name: string, value: string): number {
@@ -34,6 +34,14 @@ export function registerHarnessCommands(program: Command): void {
     )
     .action(async (options: { store: string; kills: string; report: string }) => {
       const kills = positiveInteger('--kills', options.kills);
+      // A bad store URL fails here, in the sentence every command gives, before any child is spawned.
+      const store = await openStore(options.store);
+      await store.close();
+      if (isInProcessStore(options.store)) {
+        throw new CliError(
+          `crashtest needs a store that a new process can open again (sqlite:FILE, postgres://, redis://, tiered:); ${options.store} dies with each killed child`,
+        );
+      }
       const { runCrashTest } = await import('../../harness/crash/index.js');
       const result = await runCrashTest({
         storeUrl: options.store,

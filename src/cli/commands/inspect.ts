@@ -5,7 +5,16 @@
 import type { Command } from 'commander';
 import type { Action, Checkpoint, Message, Task, TaskEvent } from '../../core/model.js';
 import type { ReadScope, StateStore } from '../../store/types.js';
-import { CliError, type StoreOptions, scopeOf, withStore, withStoreOptions } from '../context.js';
+import {
+  CliError,
+  checkId,
+  idShape,
+  type StoreOptions,
+  scopeOf,
+  whereOf,
+  withStore,
+  withStoreOptions,
+} from '../context.js';
 import { compactJson, print, printJson, shortTime } from '../format.js';
 import { checkpointsOfSession } from './runs.js';
 
@@ -91,7 +100,24 @@ async function inspectAction(store: StateStore, scope: ReadScope, id: string): P
   return { kind: 'action', header, timeline: actionEntries(a) };
 }
 
+const KINDS = { sess: 'session', task: 'task', act: 'action' } as const;
+
+/** Refuses an id that is not one of a session, task or action, saying what those look like. */
+export function checkInspectId(id: string): void {
+  const kind = KINDS[id.slice(0, id.indexOf('_')) as keyof typeof KINDS] as
+    | (typeof KINDS)[keyof typeof KINDS]
+    | undefined;
+  if (kind !== undefined) {
+    checkId(id, kind);
+    return;
+  }
+  throw new CliError(
+    `${JSON.stringify(id)} is not a session, task or action id: those are ${idShape('session')} (or task_, act_)`,
+  );
+}
+
 export async function inspect(store: StateStore, scope: ReadScope, id: string): Promise<Inspection> {
+  checkInspectId(id);
   const kind = id.slice(0, id.indexOf('_'));
   const found =
     kind === 'sess'
@@ -103,7 +129,7 @@ export async function inspect(store: StateStore, scope: ReadScope, id: string): 
           : undefined;
   if (found === undefined)
     throw new CliError(`${id} is not a session, task or action id (sess_, task_, act_)`);
-  if (found === null) throw new CliError(`${id} not found in tenant ${scope.tenant_id}`);
+  if (found === null) throw new CliError(`${id} not found in ${whereOf(scope)}`);
   found.timeline.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   return found;
 }
@@ -114,6 +140,7 @@ export function registerInspectCommands(program: Command): void {
   )
     .option('--json', 'print JSON')
     .action(async (id: string, options: StoreOptions & { json?: boolean }) => {
+      checkInspectId(id);
       const result = await withStore(options, (store) => inspect(store, scopeOf(options), id));
       if (options.json) return printJson(result);
       print(result.header.join('\n'));

@@ -37,10 +37,14 @@ export function registerMaintenanceCommands(program: Command): void {
     program.command('migrate').description('create or update the store’s schema (safe to repeat)'),
   ).action(async (options: StoreOptions) => {
     // Opening a durable store applies its pending migrations under a lock, so repeated or concurrent runs are safe.
-    const adapter = await withStore(options, async (store) => {
-      if (!(await store.ping())) throw new Error(`the ${store.adapter} store does not answer`);
-      return store.adapter;
-    });
+    const adapter = await withStore(
+      options,
+      async (store) => {
+        if (!(await store.ping())) throw new Error(`the ${store.adapter} store does not answer`);
+        return store.adapter;
+      },
+      { create: true },
+    );
     print(`${adapter} store at ${storeUrlOf(options)} is migrated and ready`);
   });
 }

@@ -1,9 +1,10 @@
 /**
  * `agentstate memory`: one user's long-term memory.
  *   memory ls --user U [--namespace N] [--prefix P]   (without --namespace: `preferences` and `facts`)
- *   memory get U N K
- *   memory put U N K JSON [--ttl S]
- *   memory rm U N K
+ *   memory get --user U N K
+ *   memory put --user U N K JSON [--ttl S]
+ *   memory rm --user U N K
+ * get, put and rm also take the user first, without --user: `memory get U N K`.
  * Namespaces starting with `_` are agentstate's own (compaction summaries) and are refused here.
  */
 import { type Command, InvalidArgumentError } from 'commander';
@@ -23,14 +24,17 @@ interface MemoryOptions {
   readonly json?: boolean;
 }
 
-interface LsOptions extends MemoryOptions {
+interface UserOptions extends MemoryOptions {
   readonly user?: string;
+}
+
+interface LsOptions extends UserOptions {
   readonly namespace?: string;
   readonly prefix?: string;
   readonly limit: number;
 }
 
-interface PutOptions extends MemoryOptions {
+interface PutOptions extends UserOptions {
   readonly ttl?: number;
 }
 
@@ -50,6 +54,40 @@ function withCommon(command: Command): Command {
   return command
     .option('--store <url>', `store URL (env AGENTSTATE_STORE, default ${DEFAULT_STORE_URL})`)
     .option('--tenant <id>', `tenant to act as (default "${DEFAULT_CLI_TENANT}")`);
+}
+
+const POSITIONAL_USER_HELP =
+  '\nThe user may also come first instead of --user: memory <get|put|rm> <user> <namespace> <key> ...';
+
+function usage(rest: string): string {
+  return `[options] --user <id> ${rest}`;
+}
+
+/**
+ * The user and the other arguments of get/put/rm: `--user U N K ...`, or the user first, `U N K ...`. Too
+ * many or too few arguments, or the user given twice, are refused.
+ */
+function userAndArgs(
+  command: string,
+  args: readonly string[],
+  options: UserOptions,
+  names: readonly string[],
+): string[] {
+  const shape = names.map((n) => `<${n}>`).join(' ');
+  if (options.user !== undefined) {
+    if (args.length === names.length) return [options.user, ...args];
+    if (args.length === names.length + 1)
+      throw new CliError(
+        `give the user once: memory ${command} --user ${options.user} ${shape}, without a user before them.`,
+      );
+  } else if (args.length === names.length + 1) {
+    return [...args];
+  } else if (args.length === names.length) {
+    throw new CliError(`memory ${command} needs --user <id> (memory ${command} --user <id> ${shape}).`);
+  }
+  throw new CliError(
+    `memory ${command} takes ${shape} after --user <id>, got ${args.length} argument${args.length === 1 ? '' : 's'}.`,
+  );
 }
 
 function parseTtl(value: string): number {
@@ -106,12 +144,18 @@ export function registerMemoryCommands(program: Command): void {
       print(table(['NAMESPACE', 'KEY', 'VALUE', 'UPDATED', 'EXPIRES'], rows(items)));
     });
 
-  withCommon(
-    memory.command('get').description('print one memory item').argument('<user>').argument('<namespace>'),
-  )
-    .argument('<key>')
+  withCommon(memory.command('get').description('print one memory item'))
+    .usage(usage('<namespace> <key>'))
+    .argument('<args...>')
+    .option('--user <id>', 'the user (or give it first: memory get <user> <namespace> <key>)')
     .option('--json', 'print the whole item as JSON (default: the value)')
-    .action(async (user: string, namespace: string, key: string, options: MemoryOptions) => {
+    .addHelpText('after', POSITIONAL_USER_HELP)
+    .action(async (args: string[], options: UserOptions) => {
+      const [user, namespace, key] = userAndArgs('get', args, options, ['namespace', 'key']) as [
+        string,
+        string,
+        string,
+      ];
       const scope = scopeFor(options, user);
       const item = await withStore(storeOptions(options), (store) =>
         userMemory(store, scope).get(namespace, key),
@@ -120,33 +164,42 @@ export function registerMemoryCommands(program: Command): void {
       printJson(options.json ? item : item.value);
     });
 
-  withCommon(
-    memory
-      .command('put')
-      .description('write one memory item (the value is JSON)')
-      .argument('<user>')
-      .argument('<namespace>'),
-  )
-    .argument('<key>')
-    .argument('<json>', 'the value, as JSON')
+  withCommon(memory.command('put').description('write one memory item (the value is JSON)'))
+    .usage(usage('<namespace> <key> <json>'))
+    .argument('<args...>')
+    .option('--user <id>', 'the user (or give it first: memory put <user> <namespace> <key> <json>)')
     .option('--ttl <seconds>', 'forget it after this many seconds', parseTtl)
     .option('--json', 'print the stored item as JSON')
-    .action(async (user: string, namespace: string, key: string, json: string, options: PutOptions) => {
+    .addHelpText('after', POSITIONAL_USER_HELP)
+    .action(async (args: string[], options: PutOptions) => {
+      const [user, namespace, key, json] = userAndArgs('put', args, options, [
+        'namespace',
+        'key',
+        'json',
+      ]) as [string, string, string, string];
       const scope = scopeFor(options, user);
       const value = parseValue(json);
-      const item = await withStore(storeOptions(options), (store) =>
-        userMemory(store, scope).put(namespace, key, value, { ttlSeconds: options.ttl ?? null }),
+      const item = await withStore(
+        storeOptions(options),
+        (store) => userMemory(store, scope).put(namespace, key, value, { ttlSeconds: options.ttl ?? null }),
+        { create: true },
       );
       if (options.json) return printJson(item);
       const expires = item.expires_at === null ? '' : `, expires ${shortTime(item.expires_at)}`;
       print(`stored ${item.namespace}/${item.key} for user ${item.user_id}${expires}`);
     });
 
-  withCommon(
-    memory.command('rm').description('delete one memory item').argument('<user>').argument('<namespace>'),
-  )
-    .argument('<key>')
-    .action(async (user: string, namespace: string, key: string, options: MemoryOptions) => {
+  withCommon(memory.command('rm').description('delete one memory item'))
+    .usage(usage('<namespace> <key>'))
+    .argument('<args...>')
+    .option('--user <id>', 'the user (or give it first: memory rm <user> <namespace> <key>)')
+    .addHelpText('after', POSITIONAL_USER_HELP)
+    .action(async (args: string[], options: UserOptions) => {
+      const [user, namespace, key] = userAndArgs('rm', args, options, ['namespace', 'key']) as [
+        string,
+        string,
+        string,
+      ];
       const scope = scopeFor(options, user);
       const deleted = await withStore(storeOptions(options), (store) =>
         userMemory(store, scope).delete(namespace, key),

@@ -10,8 +10,8 @@ import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../h
 import type { TurnThreads } from '../../http/turn-threads/pool.js';
 import { MAX_TURN_THREADS } from '../../http/turn-threads/pool.js';
 import { openStore } from '../../store/open.js';
-import { CliError, storeUrlOf } from '../context.js';
-import { parsePort } from './parse.js';
+import { CliError, isInProcessStore, prepareDataDir, storeUrlOf } from '../context.js';
+import { parsePort, portFromEnv } from './parse.js';
 import {
   type ListeningMessage,
   parseWorkers,
@@ -30,7 +30,7 @@ async function withThreadMetrics(registry: Registry, pool: TurnThreads): Promise
 interface ServeOptions {
   readonly store?: string;
   readonly host: string;
-  readonly port: number;
+  readonly port?: number;
   readonly agents?: string;
   readonly config?: string;
   readonly dataDir: string;
@@ -44,10 +44,16 @@ export const AUTO_TURN_THREADS_MAX = 4;
 
 /** Whether every thread can open the store the URL names (one in-process store cannot be shared). */
 function storeSharedByThreads(storeUrl: string): boolean {
-  if (storeUrl.startsWith('memory:')) return false;
-  if (!storeUrl.startsWith('sqlite:')) return true;
-  const path = storeUrl.slice('sqlite:'.length);
-  return path !== '' && path !== ':memory:' && !path.startsWith('file:');
+  return !isInProcessStore(storeUrl);
+}
+
+/** `--workers N` (N > 1) runs N processes: each must open the same store, so not one that lives in a process. */
+export function assertWorkersCanShare(storeUrl: string, workers: number): void {
+  if (workers > 1 && isInProcessStore(storeUrl)) {
+    throw new CliError(
+      `--workers ${workers} needs a store every process can open (sqlite:FILE, postgres://, redis://, tiered:); ${storeUrl} lives in one process`,
+    );
+  }
 }
 
 /**
@@ -97,9 +103,8 @@ export function registerServeCommands(program: Command): void {
     )
     .option(
       '--port <port>',
-      'port; 0 picks a free one (env AGENTSTATE_PORT)',
+      `port; 0 picks a free one (env AGENTSTATE_PORT, default ${DEFAULT_PORT})`,
       parsePort,
-      process.env.AGENTSTATE_PORT ? Number(process.env.AGENTSTATE_PORT) : DEFAULT_PORT,
     )
     .option('--agents <module>', 'a module exporting more agents for turns, besides the built-in ones')
     .option('--data-dir <dir>', 'where the demo tools keep their work and ledgers', '.agentstate')
@@ -118,12 +123,16 @@ export function registerServeCommands(program: Command): void {
       'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',
     )
     .action(async (options: ServeOptions) => {
-      const config = loadConfig(process.env, options.config, { host: options.host, port: options.port });
-      assertStartable(config);
+      // Every option and variable is checked before anything starts (store, airline, threads).
+      const port = options.port ?? portFromEnv(process.env.AGENTSTATE_PORT, DEFAULT_PORT);
       const url = storeUrlOf(options);
       const workers = parseWorkers(options.workers);
+      assertWorkersCanShare(url, workers);
       const turnThreads = parseTurnThreads(options.turnThreads, url, workers, options.agents);
+      const config = loadConfig(process.env, options.config, { host: options.host, port });
+      assertStartable(config);
       const worker = workerIndex();
+      prepareDataDir(options.dataDir);
       if (workers > 1 && worker === null) {
         await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
         return;

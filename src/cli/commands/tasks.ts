@@ -1,7 +1,7 @@
 /** `agentstate tasks ls`: tasks with their state and status line. */
 import { type Command, Option } from 'commander';
 import { TASK_STATES, type TaskState } from '../../core/model.js';
-import { type StoreOptions, scopeOf, withStore, withStoreOptions } from '../context.js';
+import { checkId, type StoreOptions, scopeOf, withStore, withStoreOptions } from '../context.js';
 import { print, printJson, shortTime, table } from '../format.js';
 import { parseLimit } from './parse.js';
 
@@ -22,6 +22,7 @@ export function registerTaskCommands(program: Command): void {
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')
     .action(async (options: LsOptions) => {
+      if (options.session !== undefined) checkId(options.session, 'session');
       const page = await withStore(options, (store) =>
         store.listTasks(scopeOf(options), {
           limit: options.limit,

@@ -31,7 +31,16 @@ if (values.store === undefined || values.session === undefined || values.workspa
   process.exit(2);
 }
 
-const store = await openStore(values.store);
+let store: Awaited<ReturnType<typeof openStore>>;
+try {
+  store = await openStore(values.store);
+} catch (error) {
+  // One line, as the harness reports it: the store URL is wrong or the store does not answer.
+  const message = error instanceof Error ? error.message : String(error);
+  emit({ event: 'error', message });
+  console.error(message);
+  process.exit(1);
+}
 let code = 0;
 try {
   const output = await runPipeline({

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { AgentStateError } from '../../core/errors.js';
+import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonValue } from '../../core/json.js';
 import { deployWorkspace } from '../../demo/deploy/workspace.js';
@@ -56,12 +56,42 @@ function doneOutput(run: ChildRun): JsonValue | null {
   return done === undefined ? null : (done.output as JsonValue);
 }
 
+/**
+ * The child's own one-line error in its stderr: the `Name: message` line of an uncaught error (the line
+ * before its stack), else the last line that is not Node's version footer or a stack frame.
+ */
+export function childErrorLine(stderr: string): string {
+  const lines = stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const named = lines.find((line) => /^[A-Z][A-Za-z]*(Error|Exception)(\s*\[[^\]]*\])?: /.test(line));
+  if (named !== undefined) return named.replace(/^[A-Z][A-Za-z]*(Error|Exception)(\s*\[[^\]]*\])?: /, '');
+  const plain = lines.filter(
+    (line) => !/^at /.test(line) && !/^Node\.js v\d/.test(line) && !/^[{}]/.test(line) && line !== '^',
+  );
+  return plain.at(-1) ?? 'no error message';
+}
+
 function describeEnd(run: ChildRun): string {
   const error = run.events.find((e) => e.event === 'error' || e.event === 'conflict') as
     | { message: string }
     | undefined;
   const how = run.signal !== null ? `signal ${run.signal}` : `exit code ${run.exitCode}`;
-  return `${how}: ${error?.message ?? run.stderr.trim().split('\n').slice(-3).join(' | ')}`;
+  return `${how}: ${error?.message ?? childErrorLine(run.stderr)}`;
+}
+
+/**
+ * Whether a child process can open the store again after the one before it was killed: not a store that
+ * lives inside one process (`memory:`, `sqlite::memory:`, `sqlite:file:` URIs).
+ */
+export function assertReopenable(storeUrl: string): void {
+  const sqlite = storeUrl.startsWith('sqlite:') ? storeUrl.slice('sqlite:'.length) : null;
+  if (storeUrl.startsWith('memory:') || sqlite === ':memory:' || sqlite?.startsWith('file:') === true) {
+    throw invalidRequest(
+      `the crash test needs a store that a new process can open again; ${storeUrl} dies with each killed child`,
+    );
+  }
 }
 
 /** Runs one pipeline to completion: one child per planned kill, then one without, all on one session. */
@@ -99,6 +129,7 @@ function lastPoint(run: ChildRun): string | null {
 export async function runCrashTest(options: CrashTestOptions): Promise<CrashTestResult> {
   const started = performance.now();
   const progress = options.onProgress ?? (() => {});
+  assertReopenable(options.storeUrl);
   // A report path that cannot be written fails now, not after the whole run.
   if (options.reportPath !== undefined) makeFolder(dirname(options.reportPath), 'for the report');
   const ownWorkDir = options.workDir === undefined;
