@@ -3,6 +3,7 @@
  * file. Nothing here touches the network; `assertStartable` says whether a configuration may listen.
  */
 import { readFileSync } from 'node:fs';
+import { z } from 'zod';
 import { invalidRequest } from '../core/errors.js';
 
 export interface HttpLimits {
@@ -112,6 +113,29 @@ export function parseApiKeys(text: string): Map<string, string> {
   return keys;
 }
 
+/** A port in text (an environment variable): a whole number from 0 to 65535, or a sentence naming it. */
+function parsePortText(text: string, name: string): number {
+  const port = /^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
+  if (!Number.isInteger(port) || port > 65_535)
+    throw invalidRequest(`${name} must be a port number from 0 to 65535, got ${JSON.stringify(text)}`);
+  return port;
+}
+
+/** The configuration file: a JSON object of HttpConfigInput's fields, API keys as `{ "<key>": "<tenant>" }`. */
+const ConfigFileSchema = z.strictObject({
+  host: z.string().min(1).optional(),
+  port: z.number().int().min(0).max(65_535).optional(),
+  apiKeys: z.record(z.string(), z.string()).optional(),
+  jwtSecret: z.string().nullable().optional(),
+  limits: z
+    .strictObject(
+      Object.fromEntries(
+        Object.keys(DEFAULT_LIMITS).map((name) => [name, z.number().int().positive().optional()]),
+      ) as Record<keyof HttpLimits, z.ZodOptional<z.ZodNumber>>,
+    )
+    .optional(),
+});
+
 /**
  * The configuration from a JSON file (optional) overlaid by the environment:
  * `AGENTSTATE_API_KEYS`, `AGENTSTATE_JWT_SECRET`, `AGENTSTATE_HOST`, `AGENTSTATE_PORT`.
@@ -124,14 +148,22 @@ export function loadConfig(
 ): HttpConfig {
   let fromFile: HttpConfigInput = {};
   if (file !== undefined) {
+    let parsed: unknown;
     try {
-      fromFile = JSON.parse(readFileSync(file, 'utf8')) as HttpConfigInput;
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
     } catch (error) {
       throw invalidRequest(`config file ${file}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    const checked = ConfigFileSchema.safeParse(parsed);
+    if (!checked.success) {
+      const issue = checked.error.issues[0];
+      const where = issue?.path.length ? issue.path.join('.') : 'the file';
+      throw invalidRequest(`config file ${file}: ${where}: ${issue?.message ?? 'is not valid'}`);
+    }
+    fromFile = checked.data;
   }
   const envKeys = env.AGENTSTATE_API_KEYS ? parseApiKeys(env.AGENTSTATE_API_KEYS) : undefined;
-  const envPort = env.AGENTSTATE_PORT ? Number(env.AGENTSTATE_PORT) : undefined;
+  const envPort = env.AGENTSTATE_PORT ? parsePortText(env.AGENTSTATE_PORT, 'AGENTSTATE_PORT') : undefined;
   return resolveConfig({
     ...fromFile,
     ...(envKeys ? { apiKeys: envKeys } : {}),

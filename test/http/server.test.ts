@@ -2,8 +2,12 @@
  * Starting rules (keys need a secret; no keys only on loopback), loopback mode, rate limiting per token,
  * health, readiness, the OpenAPI document and its UI.
  */
+
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../src/core/model.js';
 import { loadConfig, parseApiKeys, resolveConfig } from '../../src/http/config.js';
@@ -38,6 +42,41 @@ describe('starting', () => {
     expect(() => parseApiKeys('acme')).toThrow(/tenant:key/);
     expect(() => resolveConfig({ apiKeys: { short: 'acme' }, jwtSecret: 's'.repeat(32) })).toThrow(/16/);
     expect(() => resolveConfig({ limits: { maxMessageChars: 0 } })).toThrow(/maxMessageChars/);
+  });
+
+  it('refuses a config file of the wrong shape and a bad AGENTSTATE_PORT, naming what is wrong', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agentstate-config-'));
+    const file = (name: string, text: string) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    try {
+      const cases: [string, RegExp][] = [
+        ['[]', /the file: /],
+        ['{"apiKeys":"acme:short"}', /apiKeys: /],
+        ['{"port":"8080"}', /port: /],
+        ['{"limits":{"bodyLimit":5}}', /limits: .*bodyLimit/],
+        ['{"apikeys":{}}', /apikeys/],
+      ];
+      for (const [text, names] of cases) {
+        expect(() => loadConfig({}, file('c.json', text)), text).toThrow(names);
+      }
+      const good = loadConfig(
+        {},
+        file(
+          'good.json',
+          `{"port":9000,"apiKeys":{"a-key-of-sixteen-chars":"acme"},"jwtSecret":"${'s'.repeat(32)}"}`,
+        ),
+      );
+      expect([good.port, [...good.apiKeys.values()]]).toEqual([9000, ['acme']]);
+      for (const port of ['abc', '-5', '99999', '80.5', ' '])
+        expect(() => loadConfig({ AGENTSTATE_PORT: port }), port).toThrow(
+          /AGENTSTATE_PORT must be a port number/,
+        );
+      expect(loadConfig({ AGENTSTATE_PORT: '8080' }).port).toBe(8080);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
