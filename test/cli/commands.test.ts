@@ -138,6 +138,33 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
     expect(other.stderr).toContain('not found');
   });
 
+  it("inspect shows a long session whole: every message, every run's checkpoints", async () => {
+    const scope = { tenant_id: 'default', user_id: 'lin' };
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    // 30 runs of 40 messages each (1,200 messages), each run with 2 checkpoints.
+    for (let run = 0; run < 30; run++) {
+      const run_id = `run_long${String(run).padStart(2, '0')}`;
+      for (let step = 1; step <= 2; step++)
+        await store.putCheckpoint(scope, { run_id, session_id: session.id, step, channels: { step } });
+      await store.appendMessages(
+        scope,
+        session.id,
+        Array.from({ length: 40 }, (_, i) => ({
+          role: i % 2 === 0 ? ('user' as const) : ('assistant' as const),
+          content: `run ${run} message ${i}`,
+          metadata: { run_id },
+        })),
+      );
+    }
+    const shown = await cli('inspect', session.id, '--store', url, '--json');
+    expect(shown.code, shown.stderr).toBe(0);
+    const timeline = (JSON.parse(shown.stdout) as { timeline: { text: string }[] }).timeline;
+    expect(timeline.filter((e) => e.text.startsWith('message #'))).toHaveLength(1200);
+    const checkpoints = timeline.filter((e) => e.text.startsWith('checkpoint '));
+    expect(checkpoints).toHaveLength(60);
+    expect(new Set(checkpoints.map((e) => /run (\S+)/.exec(e.text)?.[1])).size).toBe(30);
+  });
+
   it('sweep removes expired sessions; migrate is safe to repeat', async () => {
     const short = await store.createSession({ tenant_id: 'default', user_id: 'ada' }, { ttl_seconds: 1 });
     await new Promise((r) => setTimeout(r, 1200));

@@ -16,7 +16,7 @@ import {
   withStoreOptions,
 } from '../context.js';
 import { compactJson, print, printJson, shortTime } from '../format.js';
-import { checkpointsOfSession } from './runs.js';
+import { actionsOfTask, checkpointsOfSession, messagesOfSession, tasksOfSession } from './runs.js';
 
 interface Entry {
   readonly at: string;
@@ -59,21 +59,21 @@ function taskLine(t: Task): string {
 
 async function taskTimeline(store: StateStore, scope: ReadScope, task: Task): Promise<Entry[]> {
   const events = await store.listTaskEvents(scope, task.id);
-  const actions = await store.listActions(scope, { task_id: task.id, limit: 500 });
-  return [...events.map((e) => eventEntry(task, e)), ...actions.items.flatMap(actionEntries)];
+  const actions = await actionsOfTask(store, scope, task.id);
+  return [...events.map((e) => eventEntry(task, e)), ...actions.flatMap(actionEntries)];
 }
 
 async function inspectSession(store: StateStore, scope: ReadScope, id: string): Promise<Inspection | null> {
   const s = await store.getSession(scope, id);
   if (s === null) return null;
-  const tasks = await store.listTasks(scope, { session_id: id, limit: 500 });
-  const messages = await store.listMessages(scope, id, { limit: 1000 });
+  const tasks = await tasksOfSession(store, scope, id);
+  const messages = await messagesOfSession(store, scope, id);
   const timeline: Entry[] = messages.map(messageEntry);
-  for (const task of tasks.items) timeline.push(...(await taskTimeline(store, scope, task)));
-  timeline.push(...(await checkpointsOfSession(store, scope, s)).map(checkpointEntry));
+  for (const task of tasks) timeline.push(...(await taskTimeline(store, scope, task)));
+  timeline.push(...(await checkpointsOfSession(store, scope, s, messages)).map(checkpointEntry));
   const header = [
     `session ${s.id}  user ${s.user_id}  agent ${s.agent ?? '-'}  ${s.status}  v${s.version}  expires ${shortTime(s.expires_at)}`,
-    ...tasks.items.map(taskLine),
+    ...tasks.map(taskLine),
   ];
   return { kind: 'session', header, timeline };
 }
