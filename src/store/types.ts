@@ -10,6 +10,12 @@
  * - Updates of sessions and tasks name the version they read; a stale one fails with `version_conflict`
  *   and changes nothing.
  * - An expired session (expires_at <= clock.now()) and its messages are invisible to every read at once.
+ * - A record's id is unique within its tenant: creating one with an id another user of the tenant holds
+ *   fails with `conflict`, as for one's own.
+ * - A `session_id` that a task, an action or a checkpoint is given (on create, on a task update that moves
+ *   it, in a turn) must name a session its owner can read: one of the same tenant and user, not expired
+ *   (ended is fine). Otherwise the write fails with `not_found` naming the session and nothing is stored.
+ *   null stays allowed, and a task keeps naming its session after that expires (tasks outlive sessions).
  * - After `close()`, every call fails with code `closed`; `close()` itself is safe to call twice.
  * - Input bounds are the same in every adapter (src/store/limits.ts): TTLs in seconds 1..315 360 000
  *   (10 years), lease TTLs 1..86 400 000 ms (24 hours), versions, seq, steps and counts at most

@@ -51,7 +51,8 @@ export function checkpointTests(t: Ctx): void {
     it('round-trips one checkpoint with every field', async () => {
       const run = `run-${uniqueKey()}`;
       const id = newId('checkpoint');
-      const sessionId = newId('session');
+      // A checkpoint names a session of the writer's own (another user's or none at all is refused).
+      const sessionId = (await t.store.createSession(t.scope, {})).id;
       const taskId = newId('task');
       const cp = await t.store.putCheckpoint(t.scope, {
         id,

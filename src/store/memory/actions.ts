@@ -13,7 +13,7 @@ import {
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
 import { type Ctx, copy, key, type Row } from './db.js';
 import { newestFirst } from './paging.js';
-import { notFound } from './sessions.js';
+import { notFound, requireOwnSession } from './sessions.js';
 import { liveTask } from './tasks.js';
 import {
   ADAPTER,
@@ -62,6 +62,7 @@ export function begin(c: Ctx, scope: Scope, input: CheckedNewAction): { action: 
     if (row !== undefined) return { action: row.rec, created: false };
   }
   if (liveTask(c, scope, input.task_id) === null) throw notFound('task', input.task_id);
+  requireOwnSession(c, scope, input.session_id);
   const id = input.id ?? newId('action', c.random);
   if (c.t.actions.has(id)) {
     throw new AgentStateError('conflict', `[${ADAPTER}] action ${id} already exists`, { details: { id } });

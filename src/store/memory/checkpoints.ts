@@ -14,6 +14,7 @@ import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import type { Ctx, Row } from './db.js';
+import { requireOwnSession } from './sessions.js';
 import {
   ADAPTER,
   checkId,
@@ -102,6 +103,7 @@ export function insertCheckpoint(c: Ctx, scope: Scope, input: CheckedCheckpoint)
       details: { id },
     });
   }
+  requireOwnSession(c, scope, input.session_id);
   const checkpoint: Checkpoint = {
     ...input,
     id,

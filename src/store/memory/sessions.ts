@@ -43,6 +43,14 @@ export function requireSession(c: Ctx, scope: ReadScope, id: string): Row<Sessio
   return row;
 }
 
+/**
+ * A record that names a session (a task, an action, a checkpoint) may only name one its owner can read:
+ * their own live session, ended or not. `not_found` otherwise, as a read of it in that scope would say.
+ */
+export function requireOwnSession(c: Ctx, scope: Scope, id: string | null | undefined): void {
+  if (id !== null && id !== undefined) requireSession(c, scope, id);
+}
+
 /** Writes a new version of a stored session (same insertion order). */
 export function putSession(c: Ctx, row: Row<Session>, rec: Session): Session {
   c.tx.set(c.t.sessions, rec.id, { seq: row.seq, rec });

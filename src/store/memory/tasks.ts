@@ -14,7 +14,7 @@ import {
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { type Ctx, copy, type Row } from './db.js';
 import { newestFirst } from './paging.js';
-import { notFound } from './sessions.js';
+import { notFound, requireOwnSession } from './sessions.js';
 import {
   ADAPTER,
   checkId,
@@ -74,6 +74,7 @@ export function insertTask(c: Ctx, scope: Scope, input: CheckedNewTask): Task {
   if (c.t.tasks.has(id)) {
     throw new AgentStateError('conflict', `[${ADAPTER}] task ${id} already exists`, { details: { id } });
   }
+  requireOwnSession(c, scope, input.session_id);
   const at = isoAt(c.now);
   const task: Task = {
     id,
@@ -167,6 +168,10 @@ export function applyTaskPatch(
       from: current.state,
       to: patch.state,
     });
+  }
+  // A new session must be one of the task owner's; keeping the one it has (maybe expired since) is no change.
+  if (patch.session_id !== undefined && patch.session_id !== current.session_id) {
+    requireOwnSession(c, { tenant_id: current.tenant_id, user_id: current.user_id }, patch.session_id);
   }
   const at = isoAt(c.now);
   const next: Task = {

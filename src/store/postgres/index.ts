@@ -39,6 +39,11 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly warmPool?: boolean;
   readonly connectTimeoutMs?: number;
   readonly reclaimLongTransactionMs?: number;
+  /**
+   * Internal (the tiered store): the sessions live elsewhere, so the session id a task, action or checkpoint
+   * names is checked by the caller, not against this database's (empty) sessions table. Default false.
+   */
+  readonly sessionsElsewhere?: boolean;
 }
 
 /** How long an idle connection of the store's own pool stays open (see `idleTimeoutMs`). */

@@ -14,6 +14,7 @@ import { noteAge } from './ages.js';
 import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, tenantKeys, userKeys } from './scope.js';
+import { requireOwnSession } from './sessions.js';
 import { readTask } from './tasks.js';
 import * as v from './validate.js';
 
@@ -69,6 +70,7 @@ export async function prepareBeginAction(
   plan.check(keys.actionKeys(), input.idempotency_key, existingId);
   const task = await readTask(plan, scope, input.task_id);
   if (task === null) throw new AgentStateError('not_found', `[redis] task ${input.task_id} not found`);
+  await requireOwnSession(plan, scope, input.session_id);
   const at = isoAt(ctx.clock.now());
   const action: Action = {
     id: input.id ?? newId('action', ctx.random),
@@ -98,9 +100,15 @@ export async function prepareBeginAction(
   plan.write('ZADD', keys.actions(), 0, member);
   plan.write('ZADD', keys.actionsByTask(task.id), 0, member);
   plan.write('ZADD', keys.actionsByStatus('PENDING'), 0, member);
-  indexInTenant(plan, scope.tenant_id, scope.user_id, action.id, [
-    [tenantKeys(ctx, scope.tenant_id).actions(), member],
-  ]);
+  indexInTenant(
+    plan,
+    scope.tenant_id,
+    scope.user_id,
+    action.id,
+    [[tenantKeys(ctx, scope.tenant_id).actions(), member]],
+    'action',
+    input.id === undefined || input.id === null,
+  );
   countActionAfterCommit(plan, action);
   return { action, created: true };
 }

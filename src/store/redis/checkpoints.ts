@@ -20,6 +20,7 @@ import { noteAge } from './ages.js';
 import type { UserKeys } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, resolveUser, tenantKeys, userKeys } from './scope.js';
+import { requireOwnSession } from './sessions.js';
 import * as v from './validate.js';
 
 type Stored = Omit<Checkpoint, 'channels'>;
@@ -55,12 +56,17 @@ export async function preparePutCheckpoint(
   const run = input.run_id;
   const id = input.id ?? newId('checkpoint', ctx.random);
   // One round trip: the run's sequence, the manifest of its latest checkpoint, and whether the id is free.
-  const [seqRaw, manifestJson, existing] = await Promise.all([
+  // The session it names (if any) must be the user's own live one, checked by the same script.
+  const [seqRaw, manifestJson] = await Promise.all([
     ctx.redis.hget(keys.runSequences(), run),
     ctx.redis.hget(keys.runLatest(), run),
     plan.read(keys.checkpoint(id)),
-  ]);
-  if (existing !== null) throw new AgentStateError('conflict', `[redis] checkpoint ${id} already exists`);
+    requireOwnSession(plan, scope, input.session_id).catch((error: unknown) => error),
+  ]).then(([seq, latest, row, refused]) => {
+    if (row !== null) throw new AgentStateError('conflict', `[redis] checkpoint ${id} already exists`);
+    if (refused !== undefined) throw refused;
+    return [seq, latest] as const;
+  });
   plan.check(keys.runSequences(), run, seqRaw);
   const seq = Number(seqRaw ?? 0) + 1;
   const previous = manifestJson === null ? null : (JSON.parse(manifestJson) as Manifest);
@@ -90,7 +96,15 @@ export async function preparePutCheckpoint(
     plan.write('HSETNX', keys.runBlobs(run), blob.hash, `${blob.base ?? ''}|${blob.data}`);
   plan.write('HSET', keys.runSequences(), run, seq);
   plan.write('ZADD', keys.runCheckpoints(run), seq, stored.id);
-  indexInTenant(plan, scope.tenant_id, scope.user_id, stored.id, []);
+  indexInTenant(
+    plan,
+    scope.tenant_id,
+    scope.user_id,
+    stored.id,
+    [],
+    'checkpoint',
+    input.id === undefined || input.id === null,
+  );
   const owners = tenantKeys(ctx, scope.tenant_id).owners();
   plan.before.push(() => ctx.redis.hsetnx(owners, `run:${run}`, scope.user_id));
   // The caller's own channels: stored as text above, so nothing returned shares memory with what is kept.

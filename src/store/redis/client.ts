@@ -6,7 +6,13 @@
 import { Cluster, Redis } from 'ioredis';
 import { AgentStateError, storeUnavailable } from '../../core/errors.js';
 import { RETENTION_LUA } from './retention-script.js';
-import { CHECKPOINT_READ_LUA, PLAN_LUA, RELEASE_OWNERS_LUA, SWEEP_SESSION_LUA } from './scripts.js';
+import {
+  CHECKPOINT_READ_LUA,
+  CLAIM_OWNERS_LUA,
+  PLAN_LUA,
+  RELEASE_OWNERS_LUA,
+  SWEEP_SESSION_LUA,
+} from './scripts.js';
 
 export const ADAPTER = 'redis';
 
@@ -19,6 +25,7 @@ export interface RedisScripts {
   readonly checkpointRead: ScriptFn;
   readonly retention: ScriptFn;
   readonly releaseOwners: ScriptFn;
+  readonly claimOwners: ScriptFn;
 }
 
 export interface ConnectOptions {
@@ -32,6 +39,7 @@ const SCRIPTS = {
   agentstateCheckpointRead: CHECKPOINT_READ_LUA,
   agentstateRetention: RETENTION_LUA,
   agentstateReleaseOwners: RELEASE_OWNERS_LUA,
+  agentstateClaimOwners: CLAIM_OWNERS_LUA,
 } as const;
 
 function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
@@ -91,6 +99,7 @@ export function createClient(
       checkpointRead: bound(redis, 'agentstateCheckpointRead'),
       retention: bound(redis, 'agentstateRetention'),
       releaseOwners: bound(redis, 'agentstateReleaseOwners'),
+      claimOwners: bound(redis, 'agentstateClaimOwners'),
     },
   };
 }

@@ -57,8 +57,45 @@ export class Plan {
   readonly before: (() => Promise<unknown>)[] = [];
   readonly undo: (() => Promise<unknown>)[] = [];
   readonly after: (() => Promise<unknown>)[] = [];
+  /** Ids this plan creates, to claim in the tenant's owner hash (`key`) for `user` before the script runs. */
+  private readonly claims: { key: string; user: string; id: string; kind: string }[] = [];
 
   constructor(readonly ctx: Ctx) {}
+
+  /**
+   * Claims a new record's id in the tenant's owner hash (id -> user) before the script writes the record:
+   * an id another user of the tenant already holds makes the commit fail with `conflict` (nothing written),
+   * as the SQL stores refuse a duplicate primary key. The claim is one script, so of two users creating
+   * one id at once exactly one gets it. An id this user already holds stays theirs (a retry, or a record
+   * the user's own script checks).
+   */
+  claim(ownersKey: string, user: string, id: string, kind: string): void {
+    this.claims.push({ key: ownersKey, user, id, kind });
+  }
+
+  /** Runs the claims, by owner hash; throws `conflict` naming the first id another user holds. */
+  private async claimIds(): Promise<void> {
+    const byKey = new Map<string, { user: string; items: { id: string; kind: string }[] }>();
+    for (const c of this.claims) {
+      const group = byKey.get(`${c.key}\u0000${c.user}`) ?? { user: c.user, items: [] };
+      group.items.push({ id: c.id, kind: c.kind });
+      byKey.set(`${c.key}\u0000${c.user}`, group);
+    }
+    await Promise.all(
+      [...byKey].map(async ([k, group]) => {
+        const key = k.slice(0, k.indexOf('\u0000'));
+        const taken = Number(
+          await this.ctx.scripts.claimOwners(1, key, group.user, ...group.items.map((item) => item.id)),
+        );
+        const item = taken === 0 ? undefined : group.items[taken - 1];
+        if (item !== undefined) {
+          throw new AgentStateError('conflict', `[redis] ${item.kind} ${item.id} already exists`, {
+            details: { id: item.id },
+          });
+        }
+      }),
+    );
+  }
 
   private index(key: string): number {
     let i = this.keyIndex.get(key);
@@ -140,6 +177,8 @@ export class Plan {
 
   /** Runs the plan; false when a checked revision changed (nothing was written by the script). */
   async commit(): Promise<boolean> {
+    // Ids of new records first: a refused claim throws before anything of the plan is written.
+    if (this.claims.length > 0) await this.claimIds();
     // The tenant-level writes are sent first and the script right behind them, in one round trip: one
     // connection runs commands in the order they were sent.
     const before = Promise.all(this.before.map((fn) => fn()));

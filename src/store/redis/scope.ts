@@ -47,8 +47,13 @@ export async function resolveUsers(
 }
 
 /**
- * Registers a new record in the tenant-level index before the plan's script writes it (another slot);
- * undone when the script refuses. `lists` are (tenant index key, member) pairs.
+ * Registers a new record in the tenant-level index: its id is claimed for the user before the plan's
+ * script runs (a `conflict` when another user of the tenant holds it, see Plan.claim), and its entries in
+ * the tenant's lists are written before the script (another slot), undone when the script refuses. The
+ * claim of a caller-chosen id is not undone: the retry claims it again, and a concurrent create of the same
+ * id by the same user may already rely on it (readers skip an owner entry whose record does not exist); the
+ * claim of an id the store generated (`generated`: nobody else can know it, and a retry draws a new one) is
+ * released. `lists` are (tenant index key, member) pairs.
  */
 export function indexInTenant(
   plan: Plan,
@@ -56,17 +61,19 @@ export function indexInTenant(
   userId: string,
   id: string,
   lists: readonly (readonly [string, string])[],
+  kind: string,
+  generated: boolean,
 ): void {
   const ctx = plan.ctx;
   const owners = tenantKeys(ctx, tenantId).owners();
+  plan.claim(owners, userId, id, kind);
+  if (generated) plan.undo.push(() => ctx.scripts.releaseOwners(1, owners, userId, id));
+  if (lists.length === 0) return;
   plan.before.push(async () => {
-    await Promise.all([
-      ctx.redis.hset(owners, id, userId),
-      ...lists.map(([key, m]) => ctx.redis.zadd(key, 0, m)),
-    ]);
+    await Promise.all(lists.map(([key, m]) => ctx.redis.zadd(key, 0, m)));
   });
   plan.undo.push(async () => {
-    await Promise.all([ctx.redis.hdel(owners, id), ...lists.map(([key, m]) => ctx.redis.zrem(key, m))]);
+    await Promise.all(lists.map(([key, m]) => ctx.redis.zrem(key, m)));
   });
 }
 

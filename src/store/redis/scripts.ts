@@ -103,3 +103,18 @@ for i = 2, #ARGV do
 end
 return n
 `;
+
+/**
+ * Claims ids in the tenant's owner hash for one user: all of them, or none when one already names another
+ * user (ids are unique per tenant across its users, as in the SQL stores). KEYS: the owner hash. ARGV: user
+ * id, then the ids. Answers 0 when all are claimed (an id already this user's stays), else the 1-based
+ * position of the first id another user holds.
+ */
+export const CLAIM_OWNERS_LUA = `
+for i = 2, #ARGV do
+  local owner = redis.call('HGET', KEYS[1], ARGV[i])
+  if owner and owner ~= ARGV[1] then return i - 1 end
+end
+for i = 2, #ARGV do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[1]) end
+return 0
+`;

@@ -51,6 +51,16 @@ function notFound(id: string): AgentStateError {
   return new AgentStateError('not_found', `[redis] session ${id} not found`);
 }
 
+/**
+ * A record that names a session (a task, an action, a checkpoint) may only name one the writer can read:
+ * the owner's own live session (ended or not). Read into the plan, so the script refuses the write when
+ * the session changes or goes before it runs. `not_found` otherwise, as a read of it in that scope.
+ */
+export async function requireOwnSession(plan: Plan, scope: Scope, id: string | null | undefined) {
+  if (id === null || id === undefined) return;
+  if ((await readLiveSession(plan, scope, id)) === null) throw notFound(id);
+}
+
 export async function prepareCreateSession(plan: Plan, scope: Scope, input: NewSession): Promise<Session> {
   const ctx = plan.ctx;
   if (typeof input !== 'object' || input === null)
@@ -87,7 +97,15 @@ export async function prepareCreateSession(plan: Plan, scope: Scope, input: NewS
   putSession(plan, scope, session);
   plan.write('HSET', keys.session(id), 'n', 0);
   const tenant = tenantKeys(ctx, scope.tenant_id);
-  indexInTenant(plan, scope.tenant_id, scope.user_id, id, [[tenant.sessions(), member]]);
+  indexInTenant(
+    plan,
+    scope.tenant_id,
+    scope.user_id,
+    id,
+    [[tenant.sessions(), member]],
+    'session',
+    input.id === undefined || input.id === null,
+  );
   plan.before.push(() => ctx.redis.zadd(tenant.sessionExpiry(), Date.parse(session.expires_at), member));
   plan.undo.push(() => ctx.redis.zrem(tenant.sessionExpiry(), member));
   registerTenant(plan, scope.tenant_id);

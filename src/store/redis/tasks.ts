@@ -24,6 +24,7 @@ import { indexMember, memberId } from './keys.js';
 import { MISSING, SKIP, scanIndex } from './lists.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, resolveUsers, tenantKeys, userKeys } from './scope.js';
+import { requireOwnSession } from './sessions.js';
 import * as v from './validate.js';
 
 const MAX_STATUS_LINE = 2000;
@@ -95,6 +96,7 @@ export async function prepareCreateTask(plan: Plan, scope: Scope, input: NewTask
   if ((await plan.read(keys.task(task.id))) !== null) {
     throw new AgentStateError('conflict', `[redis] task ${task.id} already exists`);
   }
+  await requireOwnSession(plan, scope, task.session_id);
   plan.put(keys.task(task.id), JSON.stringify(task));
   plan.write('RPUSH', keys.taskEvents(task.id), JSON.stringify(event(plan, task, null, 'created')));
   const member = indexMember(at, task.id);
@@ -102,9 +104,15 @@ export async function prepareCreateTask(plan: Plan, scope: Scope, input: NewTask
   plan.write('ZADD', keys.tasksByState(state), 0, member);
   if (task.session_id !== null) plan.write('ZADD', keys.tasksBySession(task.session_id), 0, member);
   noteAge(plan, scope.tenant_id, scope.user_id, 'tasks', task.id, task.updated_at);
-  indexInTenant(plan, scope.tenant_id, scope.user_id, task.id, [
-    [tenantKeys(ctx, scope.tenant_id).tasks(), member],
-  ]);
+  indexInTenant(
+    plan,
+    scope.tenant_id,
+    scope.user_id,
+    task.id,
+    [[tenantKeys(ctx, scope.tenant_id).tasks(), member]],
+    'task',
+    input.id === undefined || input.id === null,
+  );
   return task;
 }
 
@@ -132,6 +140,10 @@ export async function prepareUpdateTask(
       from: current.state,
       to: state,
     });
+  }
+  // A new session must be one of the task owner's; keeping the one it has (maybe expired since) is no change.
+  if (patch.session_id !== undefined && patch.session_id !== current.session_id) {
+    await requireOwnSession(plan, scope, patch.session_id);
   }
   const at = isoAt(plan.ctx.clock.now());
   const next: Task = {

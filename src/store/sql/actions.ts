@@ -9,6 +9,7 @@ import {
   type ActionStatus,
 } from '../../core/model.js';
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
+import { checksSession, ownSessionSelect, requireOwnSession } from './attach.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
@@ -93,7 +94,14 @@ export async function selectAction(q: SqlExecutor, scope: ReadScope, id: string)
  * A new PENDING action's record, and the statement that inserts it unless its task is missing, its id is
  * taken or its key exists (then it inserts nothing).
  */
-export function newActionInsert(ctx: SqlContext, scope: Scope, input: CheckedNewAction, now: string) {
+export function newActionInsert(
+  ctx: SqlContext,
+  scope: Scope,
+  input: CheckedNewAction,
+  now: string,
+  /** The session the same statement updates (see ownSessionSelect). */
+  lockedHere: string | null = null,
+) {
   const action: Action = {
     id: input.id ?? newId('action', ctx.random),
     tenant_id: scope.tenant_id,
@@ -133,14 +141,18 @@ export function newActionInsert(ctx: SqlContext, scope: Scope, input: CheckedNew
     null,
   ];
   const values = `${Array(12).fill('?').join(', ')}, CAST(? AS INTEGER), ?, ?, ?, ?`;
+  // The session it names (if any) must be a live one of the user's (attach.ts).
+  const session = checksSession(ctx, input.session_id)
+    ? ownSessionSelect(ctx, scope, input.session_id, lockedHere)
+    : null;
   return {
     action,
     row,
     sql: `INSERT INTO actions (${ACTION_COLUMNS}) SELECT ${values}
       WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND user_id = ?)
-        AND NOT EXISTS (SELECT 1 FROM actions WHERE id = ?)
+        AND NOT EXISTS (SELECT 1 FROM actions WHERE id = ?)${session === null ? '' : ` AND EXISTS (${session.sql})`}
       ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING`,
-    params: [...row, input.task_id, scope.tenant_id, scope.user_id, action.id],
+    params: [...row, input.task_id, scope.tenant_id, scope.user_id, action.id, ...(session?.params ?? [])],
   };
 }
 
@@ -151,6 +163,7 @@ export async function begin(ctx: SqlContext, tx: SqlExecutor, scope: Scope, inpu
   const existing = await selectActionByKey(tx, scope, input.idempotency_key);
   if (existing !== null) return { action: existing, created: false };
   if ((await selectTask(tx, scope, input.task_id)) === null) throw notFound(ctx, 'task', input.task_id);
+  await requireOwnSession(ctx, tx, scope, input.session_id);
   if (input.id !== null && (await tx.get('SELECT 1 AS one FROM actions WHERE id = ?', [input.id]))) {
     throw conflict(ctx, 'action', input.id);
   }

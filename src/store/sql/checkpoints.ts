@@ -17,7 +17,8 @@ import {
   runMemo,
 } from '../shared/checkpoint-codec.js';
 import type { NewCheckpoint, Scope } from '../types.js';
-import { conflict, nowIso, type SqlContext, type WrittenCheckpoint } from './context.js';
+import { checksSession, ownSessionSelect } from './attach.js';
+import { conflict, notFound, nowIso, type SqlContext, type WrittenCheckpoint } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { toJson } from './rows.js';
 
@@ -87,7 +88,11 @@ export async function insertCheckpoint(
   scope: Scope,
   input: CheckedCheckpoint,
   oneStatement = false,
-) {
+  /** Given when `tx` is not a transaction: runs the long way of a put that names a session in one. */
+  transaction?: <T>(fn: (tx: SqlExecutor) => Promise<T>) => Promise<T>,
+  /** Remember what the long way wrote (in `ctx.lastCheckpoints`) as a one-statement put does. */
+  remember = oneStatement,
+): Promise<Checkpoint> {
   const runKey = checkpointRunKey(scope, input.run_id);
   const memo = runMemo(runKey);
   const last = oneStatement ? knownLast(ctx, runKey, input) : undefined;
@@ -99,14 +104,25 @@ export async function insertCheckpoint(
     }
     ctx.lastCheckpoints.delete(runKey);
   }
-  // One statement: the previous manifest of the run and whether the caller's id is taken.
+  // A session to check outside a transaction (PostgreSQL's single statements): the long way runs in one.
+  if (transaction !== undefined && checksSession(ctx, input.session_id)) {
+    return transaction((t) => insertCheckpoint(ctx, t, scope, input, false, undefined, oneStatement));
+  }
+  // One statement: the previous manifest of the run, whether the caller's id is taken, and whether the
+  // session it names (if any) is a live one of the user's (attach.ts; in the caller's transaction).
+  const session = checksSession(ctx, input.session_id)
+    ? ownSessionSelect(ctx, scope, input.session_id)
+    : null;
   const found = await tx.get(
     `SELECT (SELECT manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1) AS manifest,
-      (SELECT 1 FROM checkpoints WHERE id = ?) AS taken`,
-    [scope.tenant_id, scope.user_id, input.run_id, input.id ?? ''],
+      (SELECT 1 FROM checkpoints WHERE id = ?) AS taken${session === null ? '' : `, (${session.sql}) AS session_ok`}`,
+    [scope.tenant_id, scope.user_id, input.run_id, input.id ?? '', ...(session?.params ?? [])],
   );
   if (input.id !== null && found?.taken !== null && found?.taken !== undefined) {
     throw conflict(ctx, 'checkpoint', input.id);
+  }
+  if (session !== null && (found?.session_ok === null || found?.session_ok === undefined)) {
+    throw notFound(ctx, 'session', input.session_id as string);
   }
   const previous = found?.manifest;
   const before =
@@ -125,7 +141,7 @@ export async function insertCheckpoint(
   } else {
     await tx.run(insertRow, row);
   }
-  if (oneStatement) ctx.lastCheckpoints.set(runKey, { id: checkpoint.id, manifest });
+  if (remember) ctx.lastCheckpoints.set(runKey, { id: checkpoint.id, manifest });
   return checkpoint;
 }
 
@@ -178,17 +194,24 @@ export function checkpointAfterKnown(
   input: CheckedCheckpoint,
   last: WrittenCheckpoint | null,
   memo: RunMemo,
+  /** The session the same statement updates (see ownSessionSelect). */
+  lockedHere: string | null = null,
 ) {
   const { manifest, blobs } = encodeChannels(input.channels, last?.manifest ?? null, memo);
   const checkpoint = newCheckpoint(ctx, scope, input);
-  const free = 'NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)';
+  // The session it names (if any) must be a live one of the user's (attach.ts).
+  const session = checksSession(ctx, input.session_id)
+    ? ownSessionSelect(ctx, scope, input.session_id, lockedHere)
+    : null;
+  const free = `NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)${session === null ? '' : ` AND EXISTS (${session.sql})`}`;
   const guard =
     last === null
       ? `ok AS (SELECT 1 AS one WHERE ${free})`
       : `ok AS (SELECT 1 AS one WHERE EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?)
       AND ${free})`;
+  const freeParams: SqlParam[] = [checkpoint.id, ...(session?.params ?? [])];
   const guardParams: SqlParam[] =
-    last === null ? [checkpoint.id] : [last.id, scope.tenant_id, scope.user_id, input.run_id, checkpoint.id];
+    last === null ? freeParams : [last.id, scope.tenant_id, scope.user_id, input.run_id, ...freeParams];
   const insertBlobs =
     blobs.length === 0
       ? ''

@@ -14,6 +14,16 @@ export interface SqlContext {
   readonly defaultSessionTtlSeconds: number;
   /** The last checkpoint this store wrote in each run (see checkpoints.ts): PostgreSQL skips a read with it. */
   readonly lastCheckpoints: LastCheckpoints;
+  /**
+   * Appended to the read that checks a session a new record names (attach.ts): PostgreSQL's ' FOR KEY
+   * SHARE' (no delete of that session until the write commits); '' for SQLite, whose writers are serial.
+   */
+  readonly sessionLock?: string;
+  /**
+   * True when the sessions are not in this database (the tiered store's PostgreSQL half: they live in
+   * Redis, and the tiered store checks the session ids a write names itself).
+   */
+  readonly sessionsElsewhere?: boolean;
 }
 
 export function nowIso(ctx: SqlContext): string {

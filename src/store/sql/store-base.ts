@@ -70,6 +70,8 @@ export abstract class SqlStoreBase {
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
       lastCheckpoints: new LastCheckpoints(),
+      sessionLock: driver.dialect.name === 'postgres' ? ' FOR KEY SHARE' : '',
+      sessionsElsewhere: (options as { readonly sessionsElsewhere?: unknown }).sessionsElsewhere === true,
     };
     const pacer = () => new Pacer(driver.sweepPacing);
     this.pacers = {

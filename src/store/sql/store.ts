@@ -194,7 +194,10 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
     };
     // PostgreSQL: two single statements (see insertCheckpoint) instead of a transaction's four round trips.
     if (this.driver.dialect.name === 'postgres') {
-      return this.do('read', check, (q, c) => insertCheckpoint(this.ctx, q, scope, c, true));
+      // A put naming a session that cannot go the one-statement way runs in a transaction (attach.ts).
+      return this.do('read', check, (q, c) =>
+        insertCheckpoint(this.ctx, q, scope, c, true, (fn) => this.driver.transaction(fn)),
+      );
     }
     return this.do('write', check, (tx, c) => insertCheckpoint(this.ctx, tx, scope, c));
   }

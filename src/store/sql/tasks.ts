@@ -10,6 +10,7 @@ import {
   type TaskState,
 } from '../../core/model.js';
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
+import { checksSession, requireOwnSession } from './attach.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
@@ -59,6 +60,9 @@ export function checkTaskPatch(ctx: SqlContext, patch: TaskPatch, path: string):
 }
 
 const isFinal = (state: TaskState) => FINAL_TASK_STATES.includes(state);
+
+/** The scope of a task's owner: the session a task names must be one of theirs. */
+const ownerOf = (task: Task): Scope => ({ tenant_id: task.tenant_id, user_id: task.user_id });
 
 async function writeEvent(
   ctx: SqlContext,
@@ -128,6 +132,7 @@ export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope,
   if (input.id !== null && (await tx.get('SELECT 1 AS one FROM tasks WHERE id = ?', [input.id]))) {
     throw conflict(ctx, 'task', input.id);
   }
+  await requireOwnSession(ctx, tx, scope, input.session_id);
   await tx.run(`INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, params);
   await writeEvent(ctx, tx, task, null, 'created');
   return task;
@@ -166,6 +171,10 @@ export async function applyTaskPatch(
       from: current.state,
       to: patch.state,
     });
+  }
+  // A new session must be one of the task owner's; keeping the one it has (maybe expired since) is no change.
+  if (patch.session_id !== undefined && patch.session_id !== current.session_id) {
+    await requireOwnSession(ctx, tx, ownerOf(current), patch.session_id);
   }
   const now = nowIso(ctx);
   const next: Task = {
@@ -213,12 +222,15 @@ export async function applyTaskPatch(
  * old state is `o.old_state`). No row comes back when it is refused.
  */
 export function taskPatchUpdate(
+  ctx: SqlContext,
   scope: ReadScope,
   id: string,
   expected: number,
   patch: CheckedTaskPatch,
   now: string,
   returning: string,
+  /** The session the same statement updates (see ownSessionSelect in attach.ts). */
+  lockedHere: string | null = null,
 ): { sql: string; params: SqlParam[] } {
   const sets = ['version = t.version + 1', 'updated_at = ?'];
   const params: SqlParam[] = [now];
@@ -248,13 +260,21 @@ export function taskPatchUpdate(
     allowedFrom.push(...TASK_STATES.filter((from) => from === to || canTransition(from, to)));
     allowed = ` AND t.state IN (${allowedFrom.map(() => '?').join(', ')})`;
   }
+  // A new session (see attach.ts) must be a live one of the task's owner, unless it is the one it has.
+  let attach = '';
+  const attachParams: SqlParam[] = [];
+  if (checksSession(ctx, patch.session_id)) {
+    attach = ` AND (t.session_id = ? OR EXISTS (SELECT 1 FROM sessions AS s WHERE s.id = ?
+      AND s.tenant_id = t.tenant_id AND s.user_id = t.user_id AND s.expires_at > ?${patch.session_id === lockedHere ? '' : (ctx.sessionLock ?? '')}))`;
+    attachParams.push(patch.session_id, patch.session_id, now);
+  }
   const where = scopeWhere(scope);
   return {
     sql: `UPDATE tasks AS t SET ${sets.join(', ')}
       FROM (SELECT id, state AS old_state FROM tasks WHERE id = ? AND ${where.sql} FOR UPDATE) AS o
-      WHERE t.id = o.id AND t.version = ?${allowed}
+      WHERE t.id = o.id AND t.version = ?${allowed}${attach}
       RETURNING ${returning}`,
-    params: [...params, id, ...where.params, expected, ...allowedFrom],
+    params: [...params, id, ...where.params, expected, ...allowedFrom, ...attachParams],
   };
 }
 
@@ -269,7 +289,7 @@ async function applyTaskPatchInOneStatement(
   const returning = `${TASK_COLUMNS.split(', ')
     .map((column) => `t.${column}`)
     .join(', ')}, o.old_state`;
-  const update = taskPatchUpdate(scope, id, expected, patch, nowIso(ctx), returning);
+  const update = taskPatchUpdate(ctx, scope, id, expected, patch, nowIso(ctx), returning);
   const row = await tx.get(update.sql, update.params);
   if (row === undefined) {
     // Refused: read the row to say why, in the order the two-statement path checks.
@@ -282,6 +302,9 @@ async function applyTaskPatchInOneStatement(
         from: current.state,
         to: patch.state,
       });
+    }
+    if (patch.session_id !== undefined && patch.session_id !== current.session_id) {
+      await requireOwnSession(ctx, tx, ownerOf(current), patch.session_id);
     }
     throw versionConflict(ctx.adapter, 'task', id, expected, current.version);
   }

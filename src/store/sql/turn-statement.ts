@@ -23,6 +23,7 @@ import {
 import { runMemo } from '../shared/checkpoint-codec.js';
 import type { Scope, TurnResult } from '../types.js';
 import { newActionInsert } from './actions.js';
+import { checksSession, ownSessionSelect } from './attach.js';
 import { checkpointAfterKnown, checkpointRunKey, knownLast } from './checkpoints.js';
 import { isoAfter, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
@@ -116,7 +117,9 @@ export async function writeTurnInOneStatement(
   const counted: string[] = [];
   const returned: string[] = [];
 
-  const put = checkpointAfterKnown(ctx, scope, b.checkpoint, last, runMemo(runKey));
+  // The session whose row the statement updates (messages): its row is locked by that UPDATE already.
+  const lockedHere = b.messages?.session_id ?? null;
+  const put = checkpointAfterKnown(ctx, scope, b.checkpoint, last, runMemo(runKey), lockedHere);
   ctes.push(put.ctes, `cp AS (${put.insert} RETURNING 1 AS one)`);
   params.push(...put.cteParams, ...put.insertParams);
   counted.push('cp');
@@ -133,14 +136,28 @@ export async function writeTurnInOneStatement(
     counted.push(`tc${i}`);
   });
 
+  // Each session a created task names must be a live one of the user's (attach.ts): a guard that finds
+  // its row, or the statement fails (the checkpoint's and the begun actions' guard their own rows).
+  const attached = [...new Set(b.creates.map((input) => input.session_id))].filter((id) =>
+    checksSession(ctx, id),
+  );
+  attached.forEach((session_id, i) => {
+    const select = ownSessionSelect(ctx, scope, session_id as string, lockedHere);
+    ctes.push(`sg${i} AS (${select.sql})`);
+    params.push(...select.params);
+    counted.push(`sg${i}`);
+  });
+
   b.updates.forEach((update, i) => {
     const patched = taskPatchUpdate(
+      ctx,
       scope,
       update.id,
       update.expected,
       update.patch,
       now,
       `${prefixed(TASK_COLUMNS, `tu${i}_`, 't.')}, o.old_state AS tu${i}_old_state`,
+      lockedHere,
     );
     ctes.push(`tu${i} AS (${patched.sql})`);
     params.push(...patched.params);
@@ -157,7 +174,7 @@ export async function writeTurnInOneStatement(
 
   const begun: Action[] = [];
   b.begins.forEach((input, i) => {
-    const insert = newActionInsert(ctx, scope, input, now);
+    const insert = newActionInsert(ctx, scope, input, now, lockedHere);
     begun.push(insert.action);
     ctes.push(`ab${i} AS (${insert.sql} RETURNING 1 AS one)`);
     params.push(...insert.params);

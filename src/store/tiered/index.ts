@@ -82,6 +82,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
       clock,
       random,
       defaultSessionTtlSeconds: defaultTtlSeconds,
+      sessionsElsewhere: true,
       ...(options.schema === undefined ? {} : { schema: options.schema }),
       ...(options.max === undefined ? {} : { max: options.max }),
     });
@@ -100,6 +101,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
         random,
         defaultSessionTtlSeconds: defaultTtlSeconds,
         lastCheckpoints: new LastCheckpoints(),
+        sessionsElsewhere: true,
       },
       hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),
       locks: new SessionLocks(redis, tiered, prefix, lockMs),

@@ -6,9 +6,12 @@
  */
 import { closedError } from '../../core/errors.js';
 import type { Task } from '../../core/model.js';
+import { checkNewAction } from '../sql/actions.js';
+import { checkNewCheckpoint } from '../sql/checkpoints.js';
 import { SqlStoreBase } from '../sql/store-base.js';
-import { checkTaskPatch } from '../sql/tasks.js';
+import { checkNewTask, checkTaskPatch } from '../sql/tasks.js';
 import type * as t from '../types.js';
+import { named, withOwnSessions } from './attach.js';
 import { ADAPTER, rebrand, type Tier } from './errors.js';
 import { commitTurn, type TurnDeps } from './turn.js';
 
@@ -69,7 +72,11 @@ export class TieredStore implements t.StateStore {
   // tasks: PostgreSQL, with hot copies in Redis
   createTask: t.StateStore['createTask'] = (s, input) =>
     this.run('postgres', async () => {
-      const task = await this.pg.createTask(s, input);
+      this.deps.sql.v.scope(s);
+      const checked = checkNewTask(this.deps.sql, input, 'task');
+      const task = await withOwnSessions(this.deps, s, named([checked.session_id]), () =>
+        this.pg.createTask(s, input),
+      );
       await this.deps.hot.put([task]);
       return task;
     });
@@ -93,12 +100,28 @@ export class TieredStore implements t.StateStore {
       v.readScope(s);
       v.id(id, 'task', 'task id');
       v.positiveInt(expected, 'expected_version');
-      checkTaskPatch(this.deps.sql, patch, 'patch');
-      const owner = s.user_id ?? (await this.pg.getTask(s, id))?.user_id;
-      if (owner !== undefined) {
-        await this.run('redis', () => this.deps.hot.hold(s.tenant_id, owner, [{ id, version: expected }]));
-      }
-      const task: Task = await this.pg.updateTask(s, id, expected, patch);
+      const checked = checkTaskPatch(this.deps.sql, patch, 'patch');
+      // A new session must be a live one of the task's owner; keeping the one it has is no change.
+      const moving = typeof checked.session_id === 'string';
+      const current = moving || s.user_id === undefined ? await this.pg.getTask(s, id) : null;
+      const owner = s.user_id ?? current?.user_id;
+      const attach =
+        moving && current !== null && current.session_id !== checked.session_id ? [checked.session_id] : [];
+      const write = async () => {
+        if (owner !== undefined) {
+          await this.run('redis', () => this.deps.hot.hold(s.tenant_id, owner, [{ id, version: expected }]));
+        }
+        return this.pg.updateTask(s, id, expected, patch);
+      };
+      const task: Task =
+        owner === undefined
+          ? await write()
+          : await withOwnSessions(
+              this.deps,
+              { tenant_id: s.tenant_id, user_id: owner },
+              named(attach),
+              write,
+            );
       await this.deps.hot.put([task]);
       return task;
     });
@@ -107,7 +130,16 @@ export class TieredStore implements t.StateStore {
 
   // actions, checkpoints, memory, leases, request keys: PostgreSQL
   beginAction: t.StateStore['beginAction'] = (s, input) =>
-    this.run('postgres', () => this.pg.beginAction(s, input));
+    this.run('postgres', () => {
+      this.deps.sql.v.scope(s);
+      const checked = checkNewAction(this.deps.sql, input, 'action');
+      const begin = () => this.pg.beginAction(s, input);
+      // A key that exists answers with its action whatever the session (as in the other stores).
+      return withOwnSessions(this.deps, s, named([checked.session_id]), begin, async () => {
+        const existing = await this.pg.getActionByKey(s, checked.idempotency_key);
+        return existing === null ? null : begin;
+      });
+    });
   getAction: t.StateStore['getAction'] = (s, id) => this.run('postgres', () => this.pg.getAction(s, id));
   getActionByKey: t.StateStore['getActionByKey'] = (s, key) =>
     this.run('postgres', () => this.pg.getActionByKey(s, key));
@@ -122,7 +154,23 @@ export class TieredStore implements t.StateStore {
   listActions: t.StateStore['listActions'] = (s, q) => this.run('postgres', () => this.pg.listActions(s, q));
 
   putCheckpoint: t.StateStore['putCheckpoint'] = (s, input) =>
-    this.run('postgres', () => this.pg.putCheckpoint(s, input));
+    this.run('postgres', () => {
+      const { v } = this.deps.sql;
+      v.scope(s);
+      v.record(input, 'checkpoint');
+      const session = v.optionalId(input.session_id, 'session', 'checkpoint.session_id');
+      // The rest of the input is checked by PostgreSQL's store (a refused one first, before `not_found`).
+      return withOwnSessions(
+        this.deps,
+        s,
+        named([session]),
+        () => this.pg.putCheckpoint(s, input),
+        async () => {
+          checkNewCheckpoint(this.deps.sql, input, 'checkpoint');
+          return null;
+        },
+      );
+    });
   getCheckpoint: t.StateStore['getCheckpoint'] = (s, id) =>
     this.run('postgres', () => this.pg.getCheckpoint(s, id));
   latestCheckpoint: t.StateStore['latestCheckpoint'] = (s, run) =>

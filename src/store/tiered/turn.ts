@@ -5,7 +5,9 @@
  * 2. When the batch patches a session, or appends messages along with durable parts, the session's turn
  *    lock is taken (lock.ts): from here until step 6 no other call changes that session's version.
  * 3. The Redis half is prepared but not written: the session must be live and at the expected version
- *    (`not_found` / `version_conflict` here change nothing anywhere).
+ *    (`not_found` / `version_conflict` here change nothing anywhere). Every session the durable parts
+ *    name (a created task's, a begun action's, the checkpoint's, a task moved to another session) must
+ *    be a live one of the user's (attach.ts): their turn locks are taken in step 2 as well.
  * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
  * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
  *    PostgreSQL), their events, begun and completed actions, the checkpoint. A failure rolls all of it
@@ -29,6 +31,7 @@ import { prepareUpdateSession, checkSessionPatch as redisCheckSessionPatch } fro
 import type { SqlContext } from '../sql/context.js';
 import { type CheckedBatch, checkBatch } from '../sql/turn.js';
 import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';
+import { missingSessions, named, sessionNotFound } from './attach.js';
 import { durableCommitted, rebrand } from './errors.js';
 import type { HotTasks } from './hot.js';
 import type { SessionLocks } from './lock.js';
@@ -64,6 +67,36 @@ function check(d: TurnDeps, scope: Scope, batch: TurnBatch): CheckedBatch {
   return checked;
 }
 
+/**
+ * The session ids the batch's durable parts name: created tasks, begun actions, the checkpoint, and task
+ * updates that move a task to another session (keeping its own is no change: the task is read to know).
+ * `excused`: ids named only by begun actions, whose existing key would answer with its action instead.
+ */
+async function attachedSessions(d: TurnDeps, scope: Scope, b: CheckedBatch) {
+  const moved: string[] = [];
+  for (const u of b.updates) {
+    if (typeof u.patch.session_id !== 'string') continue;
+    const current = await d.pg.getTask(scope, u.id);
+    // A missing task: PostgreSQL says so, as the other stores do before looking at the session.
+    if (current !== null && current.session_id !== u.patch.session_id) moved.push(u.patch.session_id);
+  }
+  const others = named([...b.creates.map((c) => c.session_id), b.checkpoint?.session_id, ...moved]);
+  const begun = named(b.begins.map((a) => a.session_id));
+  return {
+    ids: named([...others, ...begun]),
+    excused: new Set(begun.filter((id) => !others.includes(id))),
+  };
+}
+
+/** True when every begun action naming one of `missing` has a key that exists (its action answers). */
+async function keysExist(d: TurnDeps, scope: Scope, b: CheckedBatch, missing: readonly string[]) {
+  for (const a of b.begins) {
+    if (a.session_id === null || !missing.includes(a.session_id)) continue;
+    if ((await d.pg.getActionByKey(scope, a.idempotency_key)) === null) return false;
+  }
+  return true;
+}
+
 /** The batch without its Redis parts. */
 function durablePart(batch: TurnBatch): TurnBatch {
   const { session: _session, messages: _messages, ...durable } = batch;
@@ -89,15 +122,23 @@ export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): P
     return out;
   };
   const writeRedis = () => runPlan(d.redis, redisHalf);
-  const needsLock = b.session !== null || (b.messages !== null && hasDurable);
   let release: (() => Promise<void>) | null = null;
   try {
-    if (needsLock) release = await d.locks.acquire(scope.tenant_id, sessionIds);
+    // The sessions the durable parts name (attach.ts), checked holding their turn locks too.
+    const attached = await attachedSessions(d, scope, b);
+    const needsLock = b.session !== null || (b.messages !== null && hasDurable) || attached.ids.length > 0;
+    if (needsLock) release = await d.locks.acquire(scope.tenant_id, [...sessionIds, ...attached.ids]);
     if (!hasDurable) {
       if (sessionIds.length === 0) return { ...EMPTY };
       return { ...EMPTY, ...(await writeRedis()) };
     }
     if (sessionIds.length > 0) await redisHalf(new Plan(d.redis));
+    const missing = await missingSessions(d, scope, attached.ids);
+    const refused = missing.find((id) => !attached.excused.has(id));
+    if (refused !== undefined) throw sessionNotFound(refused);
+    if (missing.length > 0 && !(await keysExist(d, scope, b, missing))) {
+      throw sessionNotFound(missing[0] as string);
+    }
     const holds = b.updates.map((u) => ({ id: u.id, version: u.expected }));
     await d.hot.hold(scope.tenant_id, scope.user_id, holds);
     let durable: TurnResult;
