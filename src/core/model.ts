@@ -111,7 +111,7 @@ export const SessionSchema = z.object({
 });
 export type Session = z.infer<typeof SessionSchema>;
 
-export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: jsonValue });
+export const ToolCallSchema = z.strictObject({ id: z.string(), name: z.string(), arguments: jsonValue });
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 export const MessageSchema = z.object({

@@ -134,6 +134,29 @@ export function messageTests(t: Ctx): void {
       expect(next[0]?.seq).toBe(1);
     });
 
+    it('refuses a field a message or a tool call does not have, naming it, and stores nothing', async () => {
+      const s = await session(t.store, t.scope);
+      const st = t.store;
+      await expectInvalid(
+        st,
+        st.appendMessages(t.scope, s.id, [
+          { role: 'user', content: 'ok' },
+          {
+            role: 'assistant',
+            content: '',
+            tool_calls: [{ id: 'c1', name: 'f', arguments: {}, type: 'function' } as never],
+          },
+        ]),
+        'messages[1].tool_calls[0].type is not a field',
+      );
+      await expectInvalid(
+        st,
+        st.appendMessages(t.scope, s.id, [{ role: 'user', content: 'x', tool_call_ids: 'c1' } as never]),
+        'messages[0].tool_call_ids is not a field',
+      );
+      expect(await st.listMessages(t.scope, s.id)).toEqual([]);
+    });
+
     it('refuses bad queries', async () => {
       const s = await session(t.store, t.scope);
       const st = t.store;

@@ -435,6 +435,23 @@ const CASES: Case[] = [
     names: 'body.context.ab[1]: -0 is not representable in JSON; use 0',
   },
   {
+    name: 'a field a tool call does not have (it would be dropped)',
+    method: 'POST',
+    path: () => `/v1/sessions/${sessionId}/messages`,
+    body: {
+      messages: [
+        {
+          role: 'assistant',
+          content: '',
+          tool_calls: [{ id: 'c1', type: 'function', name: 'f', arguments: {} }],
+        },
+      ],
+    },
+    status: 400,
+    code: 'invalid_request',
+    names: 'body.messages[0].tool_calls[0].type',
+  },
+  {
     name: 'a compressed body',
     method: 'POST',
     path: () => '/v1/sessions',

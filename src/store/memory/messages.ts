@@ -2,6 +2,12 @@
 import { isoAt } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
 import { MESSAGE_ROLES, type Message, type ToolCall } from '../../core/model.js';
+import {
+  MESSAGE_FIELDS,
+  TOOL_CALL_FIELDS,
+  unknownField,
+  unknownFieldMessage,
+} from '../shared/known-fields.js';
 import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
 import { type Ctx, copy } from './db.js';
 import { liveSession, putSession, renewed, requireSession } from './sessions.js';
@@ -32,6 +38,8 @@ function checkToolCalls(value: unknown, path: string): ToolCall[] | null {
   if (!Array.isArray(value)) fail(`${path} must be an array or null`);
   return value.map((call: unknown, i) => {
     record(call, `${path}[${i}]`);
+    const extra = unknownField(call as object, TOOL_CALL_FIELDS);
+    if (extra !== null) fail(unknownFieldMessage(`${path}[${i}]`, extra, TOOL_CALL_FIELDS));
     const { id, name: fn, arguments: args } = call as ToolCall;
     return {
       id: name(id, `${path}[${i}].id`),
@@ -46,6 +54,8 @@ export function checkMessages(items: readonly NewMessage[], path: string): Check
   return items.map((item: NewMessage, i) => {
     const at = `${path}[${i}]`;
     record(item, at);
+    const extra = unknownField(item, MESSAGE_FIELDS);
+    if (extra !== null) fail(unknownFieldMessage(at, extra, MESSAGE_FIELDS));
     return {
       role: oneOf(item.role, MESSAGE_ROLES, `${at}.role`),
       content: text(item.content, `${at}.content`),

@@ -6,6 +6,12 @@ import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../core/model.js';
+import {
+  MESSAGE_FIELDS,
+  TOOL_CALL_FIELDS,
+  unknownField,
+  unknownFieldMessage,
+} from '../shared/known-fields.js';
 import type { MessageQuery, NewMessage, ReadScope, Scope } from '../types.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { inOwnerScope, nativeTtlMs, userKeys } from './scope.js';
@@ -20,6 +26,8 @@ function checkToolCalls(value: unknown, path: string): ToolCall[] | null {
   return value.map((call: unknown, i) => {
     const at = `${path}[${i}]`;
     if (typeof call !== 'object' || call === null) throw invalidRequest(`[redis] ${at} must be an object`);
+    const extra = unknownField(call, TOOL_CALL_FIELDS);
+    if (extra !== null) throw invalidRequest(`[redis] ${unknownFieldMessage(at, extra, TOOL_CALL_FIELDS)}`);
     const { id, name, arguments: args } = call as Record<string, unknown>;
     return {
       id: v.text(id, `${at}.id`),
@@ -38,6 +46,8 @@ export function checkMessages(messages: readonly NewMessage[]): void {
   messages.forEach((m: NewMessage, i) => {
     const path = `messages[${i}]`;
     if (typeof m !== 'object' || m === null) throw invalidRequest(`[redis] ${path} must be an object`);
+    const extra = unknownField(m, MESSAGE_FIELDS);
+    if (extra !== null) throw invalidRequest(`[redis] ${unknownFieldMessage(path, extra, MESSAGE_FIELDS)}`);
     v.oneOf(m.role, MESSAGE_ROLES, `${path}.role`);
     v.text(m.content, `${path}.content`, v.MAX_TEXT_LENGTH, true);
     v.nullableText(m.name, `${path}.name`);

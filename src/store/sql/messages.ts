@@ -5,6 +5,12 @@
  */
 import { newId } from '../../core/ids.js';
 import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../core/model.js';
+import {
+  MESSAGE_FIELDS,
+  TOOL_CALL_FIELDS,
+  unknownField,
+  unknownFieldMessage,
+} from '../shared/known-fields.js';
 import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor } from './executor.js';
@@ -24,6 +30,8 @@ function checkToolCalls(ctx: SqlContext, value: unknown, path: string): ToolCall
   if (!Array.isArray(value)) v.fail(`${path} must be an array or null`);
   return (value as unknown[]).map((call: unknown, i) => {
     v.record(call, `${path}[${i}]`);
+    const extra = unknownField(call as object, TOOL_CALL_FIELDS);
+    if (extra !== null) v.fail(unknownFieldMessage(`${path}[${i}]`, extra, TOOL_CALL_FIELDS));
     const { id, name, arguments: args } = call as ToolCall;
     return {
       id: v.name(id, `${path}[${i}].id`),
@@ -39,6 +47,8 @@ export function checkMessages(ctx: SqlContext, items: readonly NewMessage[], pat
   return items.map((item: NewMessage, i) => {
     const at = `${path}[${i}]`;
     v.record(item, at);
+    const extra = unknownField(item, MESSAGE_FIELDS);
+    if (extra !== null) v.fail(unknownFieldMessage(at, extra, MESSAGE_FIELDS));
     return {
       role: v.oneOf(item.role, MESSAGE_ROLES, `${at}.role`),
       content: v.text(item.content, `${at}.content`),
