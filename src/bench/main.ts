@@ -14,7 +14,7 @@ import { toMarkdown } from './checkpoint/report.js';
 import { SIZES } from './checkpoint/run.js';
 import { selectSystems } from './checkpoint/systems/index.js';
 
-const USAGE = `usage: main.js [--size full|small|tiny] [--systems LIST] [--report PATH.json] [--synchronous NORMAL|FULL|OFF] [--repeat N]
+const USAGE = `usage: agentstate bench [--size full|small|tiny] [--systems LIST] [--report PATH.json] [--synchronous NORMAL|FULL|OFF] [--repeat N]
   --repeat   run every system N times, interleaved, and report medians (default 1)
   --systems  comma-separated names or groups: default (memory + sqlite systems), all, memory, sqlite,
              postgres, redis, or names such as agentstate-sqlite,langgraph-sqlite,raw-sqlite,raw-pg-8`;

@@ -183,6 +183,8 @@ export interface CheckpointQuery {
   readonly limit?: number;
   /** Only checkpoints older than this one (by id), for paging back through history. */
   readonly before?: string | null;
+  /** The previous page's `next_cursor`: the same as `before` (give one of them). */
+  readonly cursor?: string | null;
 }
 
 export interface NewMemory {

@@ -188,6 +188,7 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       ['actions', 'resolve', ids.doneAction, '--status', 'MAYBE', '--store', url],
       ['actions', 'resolve', ids.doneAction, '--status', 'SUCCESS', '--result', '{not json', '--store', url],
       ['tasks', 'ls', '--limit', '0', '--store', url],
+      ['sessions', 'ls', '--status', 'expired', '--store', url],
       ['no-such-command'],
       ['serve', '--host', '0.0.0.0', '--port', '0', '--store', url],
       // Node's recursive mkdir never returns here (mkdir(2) says ENOENT under /proc).
@@ -195,6 +196,7 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       // A report that cannot be written fails before the run, not after it.
       ['crashtest', '--kills', '1', '--report', '/proc/agentstate-nope/crash.json', '--store', url],
       ['loadtest', '--report', '/proc/agentstate-nope/load.json'],
+      ['loadtest', '--turn-threads', 'xyz'],
       ['ttltest', '--store', 'memory:', '--report', `${tmp.dir}/state.db/ttl/ttl.json`],
       ['airline', '--port', '0', '--data-dir', '/proc/agentstate-nope'],
     ];
@@ -209,6 +211,9 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
     const bench = await cli('bench', '--no-such-option');
     expect(bench.code).toBe(2);
     expect(bench.stderr).toContain("Unknown option '--no-such-option'");
+    expect(bench.stderr).toContain('usage: agentstate bench [--size');
+    const threads = results[cases.findIndex((args) => args.includes('xyz'))];
+    expect(threads?.stderr).toContain('--turn-threads must be auto or a whole number >= 0, got "xyz"');
     expect(hasStackTrace(bench.stderr), bench.stderr).toBe(false);
   });
 });

@@ -235,6 +235,11 @@ export function actionTests(t: Ctx): void {
       await expectInvalid(s, s.completeAction(t.scope, a.id, { status: 'PENDING' as never }), 'status');
       await expectInvalid(s, s.markActionUnknown(t.scope, a.id, ''), 'note');
       await expectInvalid(s, s.resolveAction(t.scope, a.id, { status: 'SUCCESS', note: '' }), 'note');
+      for (const error of [
+        { code: 'E', message: '' },
+        { code: '', message: 'failed' },
+      ])
+        await expectInvalid(s, s.completeAction(t.scope, a.id, { status: 'FAILED', error }), 'error.');
       await expectInvalid(s, s.listActions(t.scope, { status: 'DONE' as never }), 'status');
       await expectInvalid(s, s.getAction(t.scope, tk.id));
       expect(await s.getAction(t.scope, a.id)).toEqual(a);

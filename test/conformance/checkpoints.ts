@@ -134,6 +134,36 @@ export function checkpointTests(t: Ctx): void {
       for (const cp of all.items) expect(cp.channels).toEqual(channelsAt(cp.step));
     });
 
+    it('pages with next_cursor passed back as cursor, as every list does; refuses what it cannot use', async () => {
+      const run = `run-${uniqueKey()}`;
+      const written = await writeRun(run, 5);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await t.store.listCheckpoints(t.scope, run, { limit: 2, cursor });
+        seen.push(...ids(page.items));
+        cursor = page.next_cursor;
+        pages++;
+      } while (cursor !== null && pages < 10);
+      expect(seen).toEqual(ids(written).reverse());
+      expect(pages).toBe(3);
+      const same = written[3]!.id;
+      expect(
+        ids((await t.store.listCheckpoints(t.scope, run, { before: same, cursor: same })).items),
+      ).toHaveLength(3);
+      await expectInvalid(
+        t.store,
+        t.store.listCheckpoints(t.scope, run, { before: written[3]!.id, cursor: written[2]!.id }),
+        'before and cursor',
+      );
+      await expectInvalid(
+        t.store,
+        t.store.listCheckpoints(t.scope, run, { after: written[1]!.id } as never),
+        'query.after is not a field',
+      );
+    });
+
     it('prune keeps the newest N, and they still read back intact', async () => {
       const run = `run-${uniqueKey()}`;
       const written = await writeRun(run, 10);

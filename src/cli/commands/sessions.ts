@@ -5,6 +5,9 @@ import { type StoreOptions, scopeOf, withStore, withStoreOptions } from '../cont
 import { print, printJson, shortTime, table } from '../format.js';
 import { parseLimit } from './parse.js';
 
+/** The statuses a listed session can have: an expired session is gone from every read (the sweep deletes it). */
+const LISTED_STATUSES = SESSION_STATUSES.filter((status) => status !== 'expired');
+
 interface LsOptions extends StoreOptions {
   readonly status?: (typeof SESSION_STATUSES)[number];
   readonly limit: number;
@@ -15,7 +18,11 @@ interface LsOptions extends StoreOptions {
 export function registerSessionCommands(program: Command): void {
   const sessions = program.command('sessions').description('sessions: the conversations agents keep');
   withStoreOptions(sessions.command('ls').description('list sessions'))
-    .addOption(new Option('--status <status>', 'only sessions with this status').choices(SESSION_STATUSES))
+    .addOption(
+      new Option('--status <status>', 'only sessions with this status (expired ones are gone)').choices(
+        LISTED_STATUSES,
+      ),
+    )
     .option('--limit <n>', 'at most this many (1-500)', parseLimit, 50)
     .option('--cursor <cursor>', 'continue after a previous page')
     .option('--json', 'print JSON')

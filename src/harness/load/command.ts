@@ -27,6 +27,16 @@ function count(name: string, text: string, min: number): number {
   return n;
 }
 
+/** `--turn-threads`: auto, or a whole number of threads (0: the server's main thread). */
+function turnThreadsOf(text: string): number {
+  const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(n))
+    throw new Error(
+      `loadtest: --turn-threads must be auto or a whole number >= 0, got ${JSON.stringify(text)}`,
+    );
+  return n;
+}
+
 export function registerLoadCommands(program: Command): void {
   program
     .command('loadtest')
@@ -74,8 +84,7 @@ export function registerLoadCommands(program: Command): void {
         ...(options.store ? { store: options.store } : {}),
         users: count('--users', options.users, 2),
         workers: count('--workers', options.workers, 1),
-        turnThreads:
-          options.turnThreads === 'auto' ? 'auto' : count('--turn-threads', options.turnThreads, 0),
+        turnThreads: options.turnThreads === 'auto' ? 'auto' : turnThreadsOf(options.turnThreads),
         repeat: count('--repeat', options.repeat, 1),
         turns: count('--turns', options.turns, 1),
         thinkMs: count('--think-ms', options.thinkMs, 0),

@@ -12,6 +12,7 @@ import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
 import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
+import { checkpointPageStart } from '../shared/checkpoint-query.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import type { Ctx, Row } from './db.js';
 import { requireOwnSession } from './sessions.js';
@@ -20,6 +21,7 @@ import {
   checkId,
   checkReadScope,
   checkScope,
+  fail,
   inScope,
   jsonObject,
   limit,
@@ -179,8 +181,9 @@ export function listCheckpoints(
   record(query, 'query');
   const n = limit(query.limit, 'limit', 20, 500);
   let rows = history(c, scope, run_id);
-  if (query.before !== undefined && query.before !== null) {
-    const before = checkId(query.before, 'checkpoint', 'before');
+  const start = checkpointPageStart(query, fail);
+  if (start !== null) {
+    const before = checkId(start, 'checkpoint', 'before');
     const at = rows.findIndex((row) => row.rec.id === before);
     rows = at === -1 ? [] : rows.slice(at + 1);
   }

@@ -49,7 +49,7 @@ export function checkCompletion(completion: ActionCompletion, name = 'completion
     const error = completion.error;
     if (typeof error !== 'object') throw invalidRequest(`[redis] ${name}.error must be an object`);
     v.text(error.code, `${name}.error.code`);
-    v.text(error.message, `${name}.error.message`, v.MAX_TEXT_LENGTH, true);
+    v.text(error.message, `${name}.error.message`, v.MAX_TEXT_LENGTH);
     if (error.details !== undefined) v.jsonValue(error.details, `${name}.error.details`);
   }
 }

@@ -15,6 +15,7 @@ import {
   type Manifest,
   runMemo,
 } from '../shared/checkpoint-codec.js';
+import { checkpointPageStart } from '../shared/checkpoint-query.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import { noteAge } from './ages.js';
 import type { UserKeys } from './keys.js';
@@ -187,13 +188,16 @@ export async function listCheckpoints(
   query: CheckpointQuery = {},
 ): Promise<Page<Checkpoint>> {
   const limit = v.limit(query.limit, 20, 500);
-  if (query.before !== undefined && query.before !== null) v.text(query.before, 'before');
+  const before = checkpointPageStart(query, (message) => {
+    throw invalidRequest(`[redis] ${message}`);
+  });
+  if (before !== null) v.text(before, 'before');
   const keys = await runKeys(ctx, scope, run);
   const empty = { items: [], next_cursor: null };
   if (keys === null) return empty;
   let start = 0;
-  if (query.before !== undefined && query.before !== null) {
-    const rank = await ctx.redis.zrevrank(keys.runCheckpoints(run), query.before);
+  if (before !== null) {
+    const rank = await ctx.redis.zrevrank(keys.runCheckpoints(run), before);
     if (rank === null) return empty;
     start = rank + 1;
   }

@@ -2,6 +2,7 @@ import { AgentStateError } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
 import type { Checkpoint } from '../../core/model.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
+import { checkpointPageStart } from '../shared/checkpoint-query.js';
 import * as t from '../types.js';
 import { countActions } from './action-stats.js';
 import * as a from './actions.js';
@@ -225,10 +226,8 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.name(run_id, 'run_id');
       this.v.record(query, 'query');
       const limit = this.v.limit(query.limit, 'limit', 20, t.MAX_PAGE_LIMIT);
-      const before =
-        query.before === undefined || query.before === null
-          ? null
-          : this.v.id(query.before, 'checkpoint', 'before');
+      const start = checkpointPageStart(query, (message) => this.v.fail(message));
+      const before = start === null ? null : this.v.id(start, 'checkpoint', 'before');
       return { limit, before };
     };
     return this.readCheckpoints(check, (q, c) => listCheckpointPage(q, scope, run_id, c.limit, c.before));
