@@ -1,4 +1,6 @@
 /** The CLI as a user runs it: a real child process on a real SQLite file. */
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
@@ -165,6 +167,30 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
     expect(new Set(checkpoints.map((e) => /run (\S+)/.exec(e.text)?.[1])).size).toBe(30);
   });
 
+  it('ttltest runs on a temporary SQLite file when no store is given, and removes it', async () => {
+    const report = `${tmp.dir}/ttl-default/ttl.json`;
+    const before = readdirSync(tmpdir()).filter((name) => name.startsWith('agentstate-ttltest-'));
+    const run = await cli(
+      'ttltest',
+      '--sessions',
+      '3',
+      '--ttl',
+      '1',
+      '--wait',
+      '2',
+      '--messages',
+      '1',
+      '--sweep-interval',
+      '200',
+      '--report',
+      report,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^sqlite:\S+agentstate-ttltest-\S+: 0 of 3 sessions remain/m);
+    const after = readdirSync(tmpdir()).filter((name) => name.startsWith('agentstate-ttltest-'));
+    expect(after.filter((name) => !before.includes(name))).toEqual([]);
+  });
+
   it('sweep removes expired sessions; migrate is safe to repeat', async () => {
     const short = await store.createSession({ tenant_id: 'default', user_id: 'ada' }, { ttl_seconds: 1 });
     await new Promise((r) => setTimeout(r, 1200));
@@ -189,6 +215,7 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
       ['actions', 'resolve', ids.doneAction, '--status', 'SUCCESS', '--result', '{not json', '--store', url],
       ['tasks', 'ls', '--limit', '0', '--store', url],
       ['sessions', 'ls', '--status', 'expired', '--store', url],
+      ['migrate', '--tenant', 'acme', '--store', url],
       ['no-such-command'],
       ['serve', '--host', '0.0.0.0', '--port', '0', '--store', url],
       // Node's recursive mkdir never returns here (mkdir(2) says ENOENT under /proc).

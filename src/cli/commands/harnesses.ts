@@ -4,6 +4,8 @@
  * and the raw drivers). `loadtest` is registered by src/harness/load.
  */
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -59,7 +61,7 @@ export function registerHarnessCommands(program: Command): void {
   program
     .command('ttltest')
     .description('create idle sessions with a TTL, wait, then count what remains in the store itself')
-    .requiredOption('--store <url>', 'store URL')
+    .option('--store <url>', 'store URL (default: a temporary sqlite: file, removed after the run)')
     .option('--sessions <n>', 'sessions to create', '1000')
     .option('--ttl <seconds>', 'their TTL', '60')
     .option('--wait <seconds>', 'idle time before counting', '120')
@@ -72,7 +74,7 @@ export function registerHarnessCommands(program: Command): void {
     )
     .action(
       async (options: {
-        store: string;
+        store?: string;
         sessions: string;
         ttl: string;
         wait: string;
@@ -81,8 +83,9 @@ export function registerHarnessCommands(program: Command): void {
         report: string;
       }) => {
         const { runTtlTest } = await import('../../harness/ttl/run.js');
+        const temp = options.store === undefined ? mkdtempSync(join(tmpdir(), 'agentstate-ttltest-')) : null;
         const report = await runTtlTest({
-          storeUrl: options.store,
+          storeUrl: options.store ?? `sqlite:${join(temp as string, 'ttl.db')}`,
           sessions: positiveInteger('--sessions', options.sessions),
           ttlSeconds: positiveInteger('--ttl', options.ttl),
           waitSeconds: positiveInteger('--wait', options.wait),
@@ -90,6 +93,8 @@ export function registerHarnessCommands(program: Command): void {
           sweepIntervalMs: positiveInteger('--sweep-interval', options.sweepInterval),
           reportPath: options.report,
           onProgress: (p) => process.stderr.write(`${p.phase} ${p.done}/${p.total}\n`),
+        }).finally(() => {
+          if (temp !== null) rmSync(temp, { recursive: true, force: true });
         });
         print(
           `${report.store}: ${report.residual} of ${report.sessions} sessions remain (${report.residual_pct}%); ` +

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { retentionCutoffs, sweepRetentionOnce } from '../../lifecycle/retention.js';
 import { sweepOnce } from '../../lifecycle/sweeper.js';
-import { CliError, type StoreOptions, storeUrlOf, withStore, withStoreOptions } from '../context.js';
+import { CliError, type StoreOptions, storeUrlOf, withStore } from '../context.js';
 import { print } from '../format.js';
 
 export function registerMaintenanceCommands(program: Command): void {
@@ -33,18 +33,21 @@ export function registerMaintenanceCommands(program: Command): void {
       );
     });
 
-  withStoreOptions(
-    program.command('migrate').description('create or update the store’s schema (safe to repeat)'),
-  ).action(async (options: StoreOptions) => {
-    // Opening a durable store applies its pending migrations under a lock, so repeated or concurrent runs are safe.
-    const adapter = await withStore(
-      options,
-      async (store) => {
-        if (!(await store.ping())) throw new Error(`the ${store.adapter} store does not answer`);
-        return store.adapter;
-      },
-      { create: true },
-    );
-    print(`${adapter} store at ${storeUrlOf(options)} is migrated and ready`);
-  });
+  // The schema is the whole store's: no tenant or user to choose.
+  program
+    .command('migrate')
+    .description('create or update the store’s schema (safe to repeat)')
+    .option('--store <url>', 'store URL (env AGENTSTATE_STORE)')
+    .action(async (options: StoreOptions) => {
+      // Opening a durable store applies its pending migrations under a lock, so repeated or concurrent runs are safe.
+      const adapter = await withStore(
+        options,
+        async (store) => {
+          if (!(await store.ping())) throw new Error(`the ${store.adapter} store does not answer`);
+          return store.adapter;
+        },
+        { create: true },
+      );
+      print(`${adapter} store at ${storeUrlOf(options)} is migrated and ready`);
+    });
 }
