@@ -14,6 +14,7 @@ import {
   TaskStateSchema,
   ToolCallSchema,
 } from '../core/model.js';
+import { MAX_CURSOR_LENGTH } from '../store/limits.js';
 import { MAX_PAGE_LIMIT } from '../store/types.js';
 import { type HttpLimits, PRINCIPAL_ID } from './config.js';
 
@@ -33,7 +34,7 @@ export function idParam(kind: 'session' | 'task' | 'action' | 'checkpoint') {
 export const UserIdSchema = z
   .string()
   .regex(PRINCIPAL_ID, 'must be 1-128 letters, digits or ._@:+- and start with a letter or digit');
-export const CursorSchema = z.string().min(1).max(512);
+export const CursorSchema = z.string().min(1).max(MAX_CURSOR_LENGTH);
 const MAX_TTL_SECONDS = 365 * 24 * 3600;
 
 export const SessionParams = z.strictObject({ id: idParam('session') });

@@ -27,6 +27,11 @@ export const MAX_NAME_LENGTH = 256;
 export const MAX_KEY_LENGTH = 512;
 /** Keys of memory items, and the prefix of a memory listing. */
 export const MAX_MEMORY_KEY_LENGTH = 1024;
+/**
+ * A list cursor as the stores hand it out: it holds a memory key at most (1024 characters, up to 6 bytes
+ * each once escaped as JSON), sealed, in base64url.
+ */
+export const MAX_CURSOR_LENGTH = 9_000;
 /** A task's status line. */
 export const MAX_STATUS_LINE_LENGTH = 2000;
 /** Message content, notes, action error messages. */

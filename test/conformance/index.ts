@@ -14,7 +14,8 @@
  *   `version_conflict` with details {expected_version, current_version}; a caller-chosen id that exists is
  *   `conflict`; after close() everything is `closed`. Every message starts with `[<adapter>]`.
  * - Newest first means reverse order of creation (also within one millisecond); memory items are in binary
- *   key order. Cursors are opaque; a garbage cursor is `invalid_request`.
+ *   key order. Cursors are opaque and open only for the list and caller they were handed to; a garbage
+ *   cursor is `invalid_request`.
  * - sweepExpired is global (not scoped): a harness whose stores share a database with suites running at
  *   the same time should give this suite its own database, schema or key prefix.
  */
@@ -25,6 +26,7 @@ import { checkpointHistoryTests } from './checkpoint-history.js';
 import { checkpointTests } from './checkpoints.js';
 import { concurrencyTests } from './concurrency.js';
 import { useStore } from './context.js';
+import { cursorTests } from './cursors.js';
 import { dataRuleTests } from './data-rules.js';
 import { defaultTests } from './defaults.js';
 import { expiryTests } from './expiry.js';
@@ -70,6 +72,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     actionStatsTests(t);
     retentionTests(t);
     leaseTests(t);
+    cursorTests(t, harness);
     requestKeyTests(t);
     multiProcessTests(t, harness);
   });

@@ -362,3 +362,31 @@ describe('memory', () => {
     expect((await call(server.url, 'DELETE', `${base}/seat`, { token })).status).toBe(404);
   });
 });
+
+describe('list cursors over HTTP', () => {
+  it('page memory keys of the longest length, and open for no other user', async () => {
+    const ns = rand('long');
+    const keys = ['a', 'é', '"'].map((c) => c.repeat(1024));
+    for (const key of keys) {
+      await server.store.putMemory(scope(), { namespace: ns, key, value: 1 });
+    }
+    const base = `/v1/users/${server.alice}/memory/${ns}`;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `${base}?limit=1${cursor === null ? '' : `&cursor=${cursor}`}`;
+      const page = await call<Page<MemoryItem>>(server.url, 'GET', query, { token });
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items.map((item) => item.key));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null && seen.length < 5);
+    expect(seen).toEqual([...keys].sort((a, b) => (a < b ? -1 : 1)));
+    const first = await call<Page<MemoryItem>>(server.url, 'GET', `${base}?limit=1`, { token });
+    const bobs = `/v1/users/${server.bob}/memory/${ns}?cursor=${first.body.next_cursor}`;
+    const refused = await call<{ error: { code: string; message: string } }>(server.url, 'GET', bobs, {
+      token: server.tokens.bob,
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/cursor/);
+  });
+});

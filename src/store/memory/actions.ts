@@ -220,5 +220,5 @@ export function listActions(c: Ctx, scope: ReadScope, query: ActionQuery = {}): 
       (task === undefined || rec.task_id === task) &&
       (status === undefined || rec.status === status),
   );
-  return newestFirst(rows, query);
+  return newestFirst({ key: c.t.cursorKey, name: 'actions', scope }, rows, query);
 }

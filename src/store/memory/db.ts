@@ -7,6 +7,7 @@
  */
 import type { Clock, RandomSource } from '../../core/clock.js';
 import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
+import { newCursorKey } from '../shared/sealed-cursor.js';
 import type { StoredResponse } from '../types.js';
 
 /** A stored record with its insertion order, used for newest-first listing and stable cursors. */
@@ -42,6 +43,8 @@ export interface Tables {
   readonly memory: Map<string, MemoryItem>;
   readonly leases: Map<string, LeaseRow>;
   readonly requestKeys: Map<string, RequestKeyRow>;
+  /** Seals the lists' cursors (shared/sealed-cursor.ts): random per store, like the store itself. */
+  readonly cursorKey: Buffer;
 }
 
 export function createTables(): Tables {
@@ -56,6 +59,7 @@ export function createTables(): Tables {
     memory: new Map(),
     leases: new Map(),
     requestKeys: new Map(),
+    cursorKey: newCursorKey(),
   };
 }
 

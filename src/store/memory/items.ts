@@ -74,7 +74,7 @@ export function listMemory(
     if (!k.startsWith(head) || !item.key.startsWith(prefix)) continue;
     if (live(c, k) !== null) items.push(item);
   }
-  return byKey(items, (item) => item.key, query);
+  return byKey({ key: c.t.cursorKey, name: `memory:${namespace}`, scope }, items, (item) => item.key, query);
 }
 
 /** Drops expired memory items (not counted by the sweep, which counts sessions). */

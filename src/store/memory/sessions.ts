@@ -119,7 +119,7 @@ export function listSessions(c: Ctx, scope: ReadScope, query: SessionQuery = {})
       !expired(row.rec, c.now) &&
       (status === undefined || row.rec.status === status),
   );
-  return newestFirst(rows, query);
+  return newestFirst({ key: c.t.cursorKey, name: 'sessions', scope }, rows, query);
 }
 
 export interface CheckedSessionPatch {

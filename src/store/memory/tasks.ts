@@ -132,7 +132,7 @@ export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page
       (states === undefined || states.includes(rec.state)) &&
       (type === undefined || rec.type === type),
   );
-  return newestFirst(rows, query);
+  return newestFirst({ key: c.t.cursorKey, name: 'tasks', scope }, rows, query);
 }
 
 export type CheckedTaskPatch = Omit<TaskPatch, 'cause'> & { readonly cause: string };

@@ -7,6 +7,7 @@ import { MISSING, SKIP, scanIndex } from './lists.js';
 import type { Ctx } from './plan.js';
 import { resolveUser, resolveUsers, tenantKeys, userKeys } from './scope.js';
 import * as v from './validate.js';
+import { cursorList } from './validate.js';
 
 export async function listActions(
   ctx: Ctx,
@@ -39,6 +40,7 @@ export async function listActions(
     desc: true,
     limit,
     cursor: query.cursor,
+    list: cursorList('actions', scope),
     load: async (members) => {
       const ids = members.map(memberId);
       const users = owner === undefined ? await resolveUsers(ctx, scope, ids) : ids.map(() => owner);

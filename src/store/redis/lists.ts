@@ -3,6 +3,7 @@
  * id). Several indexes are merged in order. An entry whose record is missing is skipped and, when the
  * caller allows it, removed; a record the caller filters out (expired, other status) is skipped.
  */
+import { invalidRequest } from '../../core/errors.js';
 import type { Page } from '../types.js';
 import type { Ctx } from './plan.js';
 import { decodeCursor, encodeCursor } from './validate.js';
@@ -16,6 +17,8 @@ export interface IndexScan<T> {
   readonly desc: boolean;
   readonly limit: number;
   readonly cursor: string | null | undefined;
+  /** The list and caller (validate.ts cursorList) its cursors belong to. */
+  readonly list: string;
   /** Loads the records of members (in order); MISSING when the record does not exist, SKIP to leave it out. */
   readonly load: (members: readonly string[]) => Promise<Loaded<T>[]>;
   /** Removes an entry whose record is missing (omit to leave entries alone). */
@@ -30,7 +33,9 @@ async function fetchAfter(ctx: Ctx, key: string, desc: boolean, after: string | 
 export async function scanIndex<T>(ctx: Ctx, scan: IndexScan<T>): Promise<Page<T>> {
   const batch = Math.min(Math.max(scan.limit + 1, 20), 200);
   const found: { member: string; item: T }[] = [];
-  let position = decodeCursor(scan.cursor);
+  let position = decodeCursor(scan.list, scan.cursor);
+  if (position !== null && !/^\d{15}:/.test(position))
+    throw invalidRequest('[redis] cursor is not one this store handed out');
   while (found.length <= scan.limit) {
     const lists = await Promise.all(scan.keys.map((key) => fetchAfter(ctx, key, scan.desc, position, batch)));
     const merged: { key: string; member: string }[] = [];
@@ -55,6 +60,7 @@ export async function scanIndex<T>(ctx: Ctx, scan: IndexScan<T>): Promise<Page<T
   const last = items[items.length - 1];
   return {
     items: items.map((entry) => entry.item),
-    next_cursor: found.length > scan.limit && last !== undefined ? encodeCursor(last.member) : null,
+    next_cursor:
+      found.length > scan.limit && last !== undefined ? encodeCursor(scan.list, last.member) : null,
   };
 }

@@ -91,14 +91,6 @@ export function deleteMemory(ctx: Ctx, scope: Scope, namespace: string, key: str
   });
 }
 
-function decodeKeyCursor(cursor: string | null | undefined): string | null {
-  if (cursor === undefined || cursor === null) return null;
-  if (typeof cursor !== 'string' || !/^[A-Za-z0-9_-]{1,2000}$/.test(cursor)) {
-    throw invalidRequest('[redis] cursor is not one this store returned');
-  }
-  return Buffer.from(cursor, 'base64url').toString('utf8');
-}
-
 export async function listMemory(
   ctx: Ctx,
   scope: Scope,
@@ -108,7 +100,8 @@ export async function listMemory(
   checkNames(scope, namespace);
   const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix', MAX_MEMORY_KEY, true);
-  let after = decodeKeyCursor(query.cursor);
+  const list = v.cursorList(`memory:${namespace}`, scope);
+  let after = v.decodeCursor(list, query.cursor);
   const keys = userKeys(ctx, scope.tenant_id, scope.user_id);
   const index = keys.memoryIndex(namespace);
   const end = prefix === '' ? '+' : Buffer.concat([Buffer.from(`[${prefix}`, 'utf8'), Buffer.from([0xff])]);
@@ -133,7 +126,6 @@ export async function listMemory(
   }
   const items = found.slice(0, limit);
   const last = items[items.length - 1];
-  const next =
-    found.length > limit && last !== undefined ? Buffer.from(last.key, 'utf8').toString('base64url') : null;
+  const next = found.length > limit && last !== undefined ? v.encodeCursor(list, last.key) : null;
   return { items, next_cursor: next };
 }

@@ -16,6 +16,7 @@ import type { Ctx } from './plan.js';
 import { resolveUsers, tenantKeys, userKeys } from './scope.js';
 import { isLive } from './sessions.js';
 import * as v from './validate.js';
+import { cursorList } from './validate.js';
 
 export async function listSessions(
   ctx: Ctx,
@@ -32,6 +33,7 @@ export async function listSessions(
     desc: true,
     limit,
     cursor: query.cursor,
+    list: cursorList('sessions', scope),
     load: async (members) => {
       const ids = members.map(memberId);
       const users = await resolveUsers(ctx, scope, ids);

@@ -26,6 +26,7 @@ import { type Ctx, type Plan, runPlan } from './plan.js';
 import { indexInTenant, inOwnerScope, resolveUsers, tenantKeys, userKeys } from './scope.js';
 import { requireOwnSession } from './sessions.js';
 import * as v from './validate.js';
+import { cursorList } from './validate.js';
 
 const MAX_STATUS_LINE = 2000;
 
@@ -254,6 +255,7 @@ export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {
     desc: true,
     limit,
     cursor: query.cursor,
+    list: cursorList('tasks', scope),
     load: async (members) => {
       const ids = members.map(memberId);
       const users = await resolveUsers(ctx, scope, ids);

@@ -2,7 +2,7 @@
 import { invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
-import { MAX_INT, MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS } from '../limits.js';
+import { MAX_CURSOR_LENGTH, MAX_INT, MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS } from '../limits.js';
 import type { ReadScope, Scope } from '../types.js';
 
 export { MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS };
@@ -102,17 +102,33 @@ export function version(value: unknown): number {
   return integer(value, 'expected_version', 1, MAX_INT);
 }
 
-/** A list cursor is an index member, base64url-encoded. */
-export function encodeCursor(member: string): string {
-  return Buffer.from(member, 'utf8').toString('base64url');
+/** Names a list and the caller it was listed for: a cursor opens only for the same list and scope. */
+export function cursorList(name: string, scope: ReadScope): string {
+  return JSON.stringify([name, scope.tenant_id, scope.user_id ?? null]);
 }
 
-export function decodeCursor(cursor: string | null | undefined): string | null {
+/**
+ * A list cursor: the list it belongs to and an index member (the caller's own record: its creation time and
+ * id), base64url-encoded. Nothing in it is another user's.
+ */
+export function encodeCursor(list: string, member: string): string {
+  return Buffer.from(JSON.stringify([list, member]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(list: string, cursor: string | null | undefined): string | null {
   if (cursor === undefined || cursor === null) return null;
-  if (typeof cursor !== 'string' || !/^[A-Za-z0-9_-]{1,1400}$/.test(cursor)) {
-    throw invalidRequest('[redis] cursor is not one this store returned');
+  if (typeof cursor !== 'string' || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) {
+    throw invalidRequest('[redis] cursor is not one this store handed out');
   }
-  const member = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^\d{15}:/.test(member)) throw invalidRequest('[redis] cursor is not one this store returned');
-  return member;
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidRequest('[redis] cursor is not one this store handed out');
+  }
+  if (!Array.isArray(body) || body.length !== 2 || typeof body[1] !== 'string')
+    throw invalidRequest('[redis] cursor is not one this store handed out');
+  if (body[0] !== list)
+    throw invalidRequest('[redis] cursor is not one this store handed out for this list and this caller');
+  return body[1];
 }

@@ -237,7 +237,8 @@ export async function listActionRows(ctx: SqlContext, q: SqlExecutor, scope: Rea
   const task = query.task_id === undefined ? undefined : v.id(query.task_id, 'task', 'task_id');
   const status = query.status === undefined ? undefined : v.oneOf(query.status, ACTION_STATUSES, 'status');
   const limit = pageLimit(ctx, query);
-  const cursor = ordCursor(ctx, query.cursor);
+  const list = { name: 'actions', scope };
+  const cursor = await ordCursor(ctx, q, list, query.cursor);
   const where = scopeWhere(scope);
   const conditions = [where.sql];
   const params: SqlParam[] = [...where.params];
@@ -257,5 +258,5 @@ export async function listActionRows(ctx: SqlContext, q: SqlExecutor, scope: Rea
     `SELECT ord, ${ACTION_COLUMNS} FROM actions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
-  return toPage(rows, limit, toAction) as Page<Action>;
+  return (await toPage(ctx, q, list, rows, limit, toAction)) as Page<Action>;
 }

@@ -4,6 +4,7 @@ import { AgentStateError } from '../../core/errors.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import type { SqlParam } from './executor.js';
+import type { CursorKey } from './paging.js';
 import type { Checks } from './validate.js';
 
 export interface SqlContext {
@@ -24,6 +25,8 @@ export interface SqlContext {
    * Redis, and the tiered store checks the session ids a write names itself).
    */
   readonly sessionsElsewhere?: boolean;
+  /** Seals and opens the lists' cursors. */
+  readonly cursorKey: CursorKey;
 }
 
 export function nowIso(ctx: SqlContext): string {

@@ -115,7 +115,8 @@ export async function listMemoryRows(
   v.record(query, 'query');
   const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix');
   const limit = pageLimit(ctx, query);
-  const cursor = keyCursor(ctx, query.cursor);
+  const list = { name: `memory:${namespace}`, scope };
+  const cursor = await keyCursor(ctx, q, list, query.cursor);
   const conditions = ['tenant_id = ?', 'user_id = ?', 'namespace = ?', LIVE];
   const params: SqlParam[] = [scope.tenant_id, scope.user_id, namespace, nowIso(ctx)];
   if (prefix !== '') {
@@ -130,5 +131,5 @@ export async function listMemoryRows(
     `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
-  return toPage(rows, limit, toMemory, 'key') as Page<MemoryItem>;
+  return (await toPage(ctx, q, list, rows, limit, toMemory, 'key')) as Page<MemoryItem>;
 }

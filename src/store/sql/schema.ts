@@ -81,8 +81,20 @@ const v2 = (): string[] => [
   'CREATE INDEX checkpoints_by_task ON checkpoints (tenant_id, task_id)',
 ];
 
+/**
+ * The key that seals list cursors (shared/sealed-cursor.ts): random, made by the database once, so every
+ * process on the database opens the cursors of every other.
+ */
+const v3 = (d: SqlDialect): string[] => [
+  'CREATE TABLE agentstate_keys (name TEXT PRIMARY KEY, value TEXT NOT NULL)',
+  d.name === 'postgres'
+    ? "INSERT INTO agentstate_keys (name, value) VALUES ('cursor', encode(sha256(convert_to(gen_random_uuid()::text || gen_random_uuid()::text || clock_timestamp()::text, 'UTF8')), 'hex'))"
+    : "INSERT INTO agentstate_keys (name, value) VALUES ('cursor', lower(hex(randomblob(32))))",
+];
+
 /** Append only: a released migration is never edited; a change is a new version. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', statements: v1 },
   { version: 2, name: 'lifecycle indexes', statements: v2 },
+  { version: 3, name: 'cursor key', statements: v3 },
 ];

@@ -126,7 +126,8 @@ export async function listSessionRows(
   v.record(query, 'query');
   const status = query.status === undefined ? undefined : v.oneOf(query.status, SESSION_STATUSES, 'status');
   const limit = pageLimit(ctx, query);
-  const cursor = ordCursor(ctx, query.cursor);
+  const list = { name: 'sessions', scope };
+  const cursor = await ordCursor(ctx, q, list, query.cursor);
   const where = scopeWhere(scope);
   const conditions = [where.sql, 'expires_at > ?'];
   const params: SqlParam[] = [...where.params, nowIso(ctx)];
@@ -142,7 +143,7 @@ export async function listSessionRows(
     `SELECT ord, ${SESSION_COLUMNS} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
-  return toPage(rows, limit, toSession) as Page<Session>;
+  return (await toPage(ctx, q, list, rows, limit, toSession)) as Page<Session>;
 }
 
 /** Writes a new state of a session when the stored version is still `expected` (one conditional UPDATE). */

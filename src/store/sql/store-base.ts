@@ -11,6 +11,7 @@ import * as t from '../types.js';
 import { LastCheckpoints, type SqlContext } from './context.js';
 import * as co from './coordination.js';
 import type { SqlDriver, SqlExecutor } from './executor.js';
+import { CursorKey } from './paging.js';
 import { countSessions, type DetailedSweep, sweepRetentionRows } from './retention.js';
 import * as s from './sessions.js';
 import { DeletedTally, inBatches, Pacer } from './sweep-batches.js';
@@ -70,6 +71,7 @@ export abstract class SqlStoreBase {
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
       lastCheckpoints: new LastCheckpoints(),
+      cursorKey: new CursorKey(),
       sessionLock: driver.dialect.name === 'postgres' ? ' FOR KEY SHARE' : '',
       sessionsElsewhere: (options as { readonly sessionsElsewhere?: unknown }).sessionsElsewhere === true,
     };

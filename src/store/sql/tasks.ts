@@ -327,7 +327,8 @@ export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadS
         );
   const type = query.type === undefined ? undefined : v.name(query.type, 'type');
   const limit = pageLimit(ctx, query);
-  const cursor = ordCursor(ctx, query.cursor);
+  const list = { name: 'tasks', scope };
+  const cursor = await ordCursor(ctx, q, list, query.cursor);
   const where = scopeWhere(scope);
   const conditions = [where.sql];
   const params: SqlParam[] = [...where.params];
@@ -352,7 +353,7 @@ export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadS
     `SELECT ord, ${TASK_COLUMNS} FROM tasks WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
     [...params, limit + 1],
   );
-  return toPage(rows, limit, toTask) as Page<Task>;
+  return (await toPage(ctx, q, list, rows, limit, toTask)) as Page<Task>;
 }
 
 export async function selectTaskEvents(q: SqlExecutor, scope: ReadScope, task_id: string) {

@@ -23,6 +23,7 @@ import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
 import { RedisStore } from '../redis/store.js';
 import { LastCheckpoints } from '../sql/context.js';
+import { CursorKey } from '../sql/paging.js';
 import { Checks } from '../sql/validate.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
 import { ADAPTER, rebrand } from './errors.js';
@@ -102,6 +103,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
         defaultSessionTtlSeconds: defaultTtlSeconds,
         lastCheckpoints: new LastCheckpoints(),
         sessionsElsewhere: true,
+        cursorKey: new CursorKey(),
       },
       hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),
       locks: new SessionLocks(redis, tiered, prefix, lockMs),
