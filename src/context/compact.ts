@@ -8,6 +8,7 @@
  */
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Message, Session } from '../core/model.js';
+import { cacheIdentity } from '../store/cache-identity.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { storedMessageTokens } from './message-tokens.js';
 import { storeMessageSource } from './source.js';
@@ -54,13 +55,14 @@ interface KnownHistory {
 
 /** Sessions remembered per store; the least recently checked go first. */
 const KNOWN_SESSIONS = 20_000;
-const knownByStore = new WeakMap<StateStore, Map<string, KnownHistory>>();
+const knownByStore = new WeakMap<object, Map<string, KnownHistory>>();
 
 function knownHistories(store: StateStore): Map<string, KnownHistory> {
-  let known = knownByStore.get(store);
+  const identity = cacheIdentity(store);
+  let known = knownByStore.get(identity);
   if (known === undefined) {
     known = new Map();
-    knownByStore.set(store, known);
+    knownByStore.set(identity, known);
   }
   return known;
 }

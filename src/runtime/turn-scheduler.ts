@@ -10,6 +10,7 @@
  * to an older turn thus waits for at most one step of a newer turn, never for all of it. A turn alone in
  * the process never waits here.
  */
+import { CACHE_IDENTITY, cacheIdentity } from '../store/cache-identity.js';
 import type { StateStore } from '../store/types.js';
 
 interface Waiter {
@@ -122,12 +123,13 @@ export class TurnScheduler {
 
 /**
  * The store as one turn sees it: every method first waits for the turn's step. Methods are bound once
- * per name; properties (the adapter's name) pass through.
+ * per name; properties (the adapter's name) pass through, and caches kept per store see the store itself.
  */
 export function scheduledStore(store: StateStore, slot: TurnSlot): StateStore {
   const bound = new Map<PropertyKey, unknown>();
   return new Proxy(store, {
     get(target, property, receiver) {
+      if (property === CACHE_IDENTITY) return cacheIdentity(target);
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
       let method = bound.get(property);

@@ -148,9 +148,11 @@ async function collect(
     if (task !== null) tasks.push(task);
   }
   for (const task of open.items) if (!output.task_ids.includes(task.id)) tasks.push(task);
+  // An action the final commit wrote is as that commit left it; any other is read.
+  const written = new Map((final?.actions ?? []).map((action) => [action.id, action]));
   const actions: Action[] = [];
   for (const id of output.action_ids) {
-    const action = await store.getAction(scope, id);
+    const action = written.get(id) ?? (await store.getAction(scope, id));
     if (action !== null) actions.push(action);
   }
   return {

@@ -190,3 +190,39 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])('turns thro
     await memory.close();
   });
 });
+
+describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
+  'caches across turns through %s',
+  (entry) => {
+    it("the compaction check reads a session's history once, not on every turn", async () => {
+      const clock = new ManualClock(START);
+      const memory = createMemoryStore({ clock });
+      const calls: string[] = [];
+      const store = new Proxy(memory, {
+        get(target, property, receiver) {
+          const value: unknown = Reflect.get(target, property, receiver);
+          if (typeof value !== 'function') return value;
+          return (...args: unknown[]) => {
+            calls.push(String(property));
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      }) as StateStore;
+      const turn = turnsThrough(entry, store, [], clock);
+      const scope = freshScope();
+      const session = await memory.createSession(scope, { agent: 'flight_booking' });
+      const perTurn: string[][] = [];
+      for (const input of ['book a flight from Beijing to Shanghai', 'on 2027-03-04', 'economy']) {
+        calls.length = 0;
+        await turn(scope, session, input);
+        perTurn.push([...calls]);
+      }
+      // The first turn reads the history after its commit (the summary head, the newest messages); the
+      // next ones know it and read only what a turn needs.
+      const afterCommit = (calls: string[]) => calls.slice(calls.indexOf('commitTurn') + 1);
+      expect(afterCommit(perTurn[0]!)).toEqual(['getMemory', 'lastMessages', 'listTasks', 'releaseLease']);
+      for (const later of perTurn.slice(1)) expect(afterCommit(later)).toEqual(['listTasks', 'releaseLease']);
+      await memory.close();
+    });
+  },
+);

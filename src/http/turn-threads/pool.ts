@@ -1,9 +1,9 @@
 /**
  * Turns on several cores in one server process (`serve --turn-threads N`): N worker threads, each with its
  * own store connection and agent runtime (thread-main.ts), run the turns; the main thread keeps HTTP,
- * authentication and every other route. A turn goes to the thread with the fewest turns in flight, so a
- * burst of heavy turns (bookings, each waiting for the airline) spreads over the cores instead of queueing
- * on one. What a turn may do is unchanged: a session's lease still keeps two turns of it from running at
+ * authentication and every other route. A turn goes to the thread with the fewest turns in flight (of
+ * those, the one that ran the session's last turn), so a burst of heavy turns (bookings, each waiting for
+ * the airline) spreads over the cores instead of queueing on one. What a turn may do is unchanged: a session's lease still keeps two turns of it from running at
  * once, whichever threads they land on, and on SQLite the threads' writes take one lock in shared memory
  * (thread-write-lock.ts) instead of retrying on SQLITE_BUSY.
  *
@@ -45,6 +45,8 @@ export const MAX_TURN_THREADS = 64;
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
 const METRICS_TIMEOUT_MS = 5_000;
+/** Sessions whose last thread is remembered (the most recent ones). */
+const MAX_REMEMBERED_SESSIONS = 10_000;
 
 interface Pending {
   readonly resolve: (value: unknown) => void;
@@ -203,9 +205,12 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
       thread.send(message(id));
     });
 
-  // Ties go round the threads, so that each sees its share of every kind of turn (and its code is as warm).
+  // Ties go to the thread that ran the session's last turn: its caches (the run's last checkpoint, the
+  // history the compaction check has counted) spare it reads the other thread would make. Other ties go
+  // round the threads, so that each sees its share of every kind of turn (and its code is as warm).
   let next = 0;
-  const leastBusy = async (): Promise<TurnThread> => {
+  const lastThread = new Map<string, number>();
+  const leastBusy = async (sessionId: string): Promise<TurnThread> => {
     // No thread running (the only one is being started again): wait for it rather than fail the turn.
     if (closing === null && threads.every((thread) => thread === null)) {
       await new Promise<void>((resolve) => {
@@ -213,29 +218,39 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
         setTimeout(resolve, START_TIMEOUT_MS).unref();
       });
     }
-    return pick();
+    return pick(sessionId);
   };
-  const pick = (): TurnThread => {
-    let best: TurnThread | null = null;
-    const start = next++ % threads.length;
+  const pick = (sessionId: string): TurnThread => {
+    let best: number | null = null;
+    const last = lastThread.get(sessionId);
+    const start = last ?? next++ % threads.length;
     for (let k = 0; k < threads.length; k++) {
-      const thread = threads[(start + k) % threads.length] ?? null;
-      if (thread !== null && (best === null || thread.load < best.load)) best = thread;
+      const index = (start + k) % threads.length;
+      const thread = threads[index] ?? null;
+      if (thread !== null && (best === null || thread.load < (threads[best]?.load ?? 0))) best = index;
     }
     if (closing !== null) {
       throw new AgentStateError('store_unavailable', 'the server is stopping: it takes no new turns');
     }
-    if (best === null) {
+    const thread = best === null ? null : (threads[best] ?? null);
+    if (best === null || thread === null) {
       throw new AgentStateError(
         'store_unavailable',
         'no turn thread is running: one could not be started again',
       );
     }
-    return best;
+    // Most recent last, so the oldest session is the first to be forgotten.
+    lastThread.delete(sessionId);
+    lastThread.set(sessionId, best);
+    if (lastThread.size > MAX_REMEMBERED_SESSIONS) {
+      const oldest = lastThread.keys().next().value;
+      if (oldest !== undefined) lastThread.delete(oldest);
+    }
+    return thread;
   };
 
   const dispatch = async (scope: Scope, session: Session, input: string | null): Promise<TurnResponse> => {
-    const thread = await leastBusy();
+    const thread = await leastBusy(session.id);
     return ask<TurnResponse>(thread, true, (id) =>
       input === null ? { type: 'resume', id, scope, session } : { type: 'turn', id, scope, session, input },
     );
