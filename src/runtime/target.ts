@@ -169,7 +169,10 @@ export async function advanceTarget(rt: RunContext, input: TargetInput): Promise
       current = current === null ? null : applyPatch(current, write.patch);
       break;
     }
-    const batch = write.kind === 'create' ? { create_tasks: [write.task] } : { update_tasks: [write] };
+    const batch =
+      write.kind === 'create'
+        ? { create_tasks: [write.task] }
+        : { update_tasks: [{ id: write.id, expected_version: write.expected_version, patch: write.patch }] };
     const { result } = await rt.commit(transition.to.toLowerCase(), batch, taskId);
     current = result.tasks.find((task) => task.id === taskId) ?? current;
   }

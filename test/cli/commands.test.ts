@@ -109,6 +109,7 @@ describe('agentstate CLI', { timeout: 120_000 }, () => {
     expect(resolved.stderr).toBe('');
     expect(resolved.code).toBe(0);
     expect(resolved.stdout).toContain('SUCCESS');
+    expect(resolved.stdout).toContain(`task ${ids.task} goes on at the next turn of its session`);
     const action = await store.getAction({ tenant_id: 'default' }, ids.unknownAction);
     expect([action?.status, action?.result]).toEqual(['SUCCESS', { booking: 'ABC123' }]);
     expect(action?.note).toContain('command line');

@@ -44,6 +44,7 @@ import { scopeTests } from './scope.js';
 import { sessionTests } from './sessions.js';
 import { taskTests } from './tasks.js';
 import { turnTests } from './turns.js';
+import { unknownFieldTests } from './unknown-fields.js';
 
 export type { StoreHarness } from './harness.js';
 
@@ -73,6 +74,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     retentionTests(t);
     leaseTests(t);
     cursorTests(t, harness);
+    unknownFieldTests(t);
     requestKeyTests(t);
     multiProcessTests(t, harness);
   });

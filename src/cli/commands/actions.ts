@@ -108,5 +108,7 @@ export function registerActionCommands(program: Command): void {
       });
       if (options.json) return printJson(action);
       print(`${action.id} is now ${action.status} (${action.note ?? ''})`);
+      // The runtime settles the blocked task (and runs its remaining tool calls) when it next runs it.
+      print(`task ${action.task_id} goes on at the next turn of its session (or a resume of it)`);
     });
 }

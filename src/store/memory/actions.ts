@@ -1,4 +1,5 @@
 /** Actions: recorded before they run, unique per (tenant, user, idempotency key), PENDING -> a final status. */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -10,6 +11,13 @@ import {
   type ActionError,
   type ActionStatus,
 } from '../../core/model.js';
+import {
+  ACTION_ERROR_FIELDS,
+  ACTION_FIELDS,
+  ACTION_QUERY_FIELDS,
+  COMPLETION_FIELDS,
+  RESOLUTION_FIELDS,
+} from '../shared/known-fields.js';
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
 import { type Ctx, copy, key, type Row } from './db.js';
 import { newestFirst } from './paging.js';
@@ -40,7 +48,7 @@ export interface CheckedNewAction {
 }
 
 export function checkNewAction(input: NewAction, path: string): CheckedNewAction {
-  record(input, path);
+  record(input, path, ACTION_FIELDS);
   if (!('params' in input)) fail(`${path}.params is required (use null for none)`);
   return {
     id: optionalId(input.id, 'action', `${path}.id`),
@@ -123,13 +131,17 @@ export interface CheckedCompletion {
   readonly error: ActionError | null;
 }
 
-export function checkCompletion(input: ActionCompletion, path: string): CheckedCompletion {
-  record(input, path);
+export function checkCompletion(
+  input: ActionCompletion,
+  path: string,
+  known: readonly string[] = COMPLETION_FIELDS,
+): CheckedCompletion {
+  record(input, path, known);
   const status = oneOf(input.status, ['SUCCESS', 'FAILED'] as const, `${path}.status`);
   const result = input.result === undefined ? null : json(input.result, 'action.result');
   let error: ActionError | null = null;
   if (input.error !== undefined && input.error !== null) {
-    record(input.error, 'action.error');
+    record(input.error, 'action.error', ACTION_ERROR_FIELDS);
     error = {
       code: name(input.error.code, 'action.error.code'),
       message: name(input.error.message, 'action.error.message'),
@@ -186,7 +198,7 @@ export function resolveAction(
 ): Action {
   checkReadScope(scope);
   checkId(id, 'action', 'action id');
-  const done = checkCompletion(resolution, 'resolution');
+  const done = checkCompletion(resolution, 'resolution', RESOLUTION_FIELDS);
   const note = name(resolution.note, 'resolution.note');
   return copy(
     transition(c, scope, id, done.status, ['PENDING', 'UNKNOWN'], {
@@ -211,7 +223,7 @@ export function recordAttempt(c: Ctx, scope: ReadScope, id: string): Action {
 
 export function listActions(c: Ctx, scope: ReadScope, query: ActionQuery = {}): Page<Action> {
   checkReadScope(scope);
-  record(query, 'query');
+  record(query, 'query', ACTION_QUERY_FIELDS);
   const task = query.task_id === undefined ? undefined : checkId(query.task_id, 'task', 'task_id');
   const status = query.status === undefined ? undefined : oneOf(query.status, ACTION_STATUSES, 'status');
   const rows = [...c.t.actions.values()].filter(

@@ -6,6 +6,7 @@
  * use, so rows removed elsewhere (retention, a rolled-back turn) are skipped. "Newest" means most recently
  * written, whatever the clock says.
  */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -13,6 +14,7 @@ import type { JsonObject } from '../../core/json.js';
 import { isPlainJsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { checkpointPageStart } from '../shared/checkpoint-query.js';
+import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import type { Ctx, Row } from './db.js';
 import { requireOwnSession } from './sessions.js';
@@ -37,7 +39,7 @@ export type CheckedCheckpoint = Omit<Checkpoint, 'id' | 'tenant_id' | 'user_id' 
 };
 
 export function checkNewCheckpoint(input: NewCheckpoint, path: string): CheckedCheckpoint {
-  record(input, path);
+  record(input, path, CHECKPOINT_FIELDS);
   // The fast check passes what the guard passes; only a refusal runs the guard, for its error and path.
   const channels = isPlainJsonObject(input.channels)
     ? (input.channels as JsonObject)

@@ -1,6 +1,8 @@
 /** Long-term memory items: per user and namespace, ordered by key, with an optional TTL. */
+
 import { isoAt } from '../../core/clock.js';
 import type { MemoryItem } from '../../core/model.js';
+import { MEMORY_FIELDS, MEMORY_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { MemoryQuery, NewMemory, Page, Scope } from '../types.js';
 import { type Ctx, copy, key } from './db.js';
 import { byKey } from './paging.js';
@@ -14,7 +16,7 @@ function live(c: Ctx, k: string): MemoryItem | null {
 
 export function putMemory(c: Ctx, scope: Scope, input: NewMemory): MemoryItem {
   checkScope(scope);
-  record(input, 'memory');
+  record(input, 'memory', MEMORY_FIELDS);
   const namespace = name(input.namespace, 'memory.namespace');
   const itemKey = name(input.key, 'memory.key');
   if (!('value' in input)) fail('memory.value is required (use null for none)');
@@ -66,7 +68,7 @@ export function listMemory(
 ): Page<MemoryItem> {
   checkScope(scope);
   name(namespace, 'namespace');
-  record(query, 'query');
+  record(query, 'query', MEMORY_QUERY_FIELDS);
   const prefix = query.prefix === undefined ? '' : text(query.prefix, 'prefix');
   const head = key(scope.tenant_id, scope.user_id, namespace, '');
   const items: MemoryItem[] = [];

@@ -4,6 +4,7 @@ import { isoAt } from '../../core/clock.js';
 import { AgentStateError, versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
+import { SESSION_FIELDS, SESSION_PATCH_FIELDS, SESSION_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
 import { type Ctx, copy, type Row } from './db.js';
 import { newestFirst } from './paging.js';
@@ -68,7 +69,7 @@ export function renewed(c: Ctx, session: Session): Session {
 
 export function createSession(c: Ctx, scope: Scope, input: NewSession): Session {
   checkScope(scope);
-  record(input, 'session');
+  record(input, 'session', SESSION_FIELDS);
   const id = optionalId(input.id, 'session', 'session.id') ?? newId('session', c.random);
   const agent = input.agent === undefined || input.agent === null ? null : name(input.agent, 'session.agent');
   const context = input.context === undefined ? {} : jsonObject(input.context, 'session.context');
@@ -111,7 +112,7 @@ export function getSession(c: Ctx, scope: ReadScope, id: string): Session | null
 
 export function listSessions(c: Ctx, scope: ReadScope, query: SessionQuery = {}): Page<Session> {
   checkReadScope(scope);
-  record(query, 'query');
+  record(query, 'query', SESSION_QUERY_FIELDS);
   const status = query.status === undefined ? undefined : oneOf(query.status, SESSION_STATUSES, 'status');
   const rows = [...c.t.sessions.values()].filter(
     (row) =>
@@ -130,7 +131,7 @@ export interface CheckedSessionPatch {
 }
 
 export function checkSessionPatch(patch: SessionPatch, path: string): CheckedSessionPatch {
-  record(patch, path);
+  record(patch, path, SESSION_PATCH_FIELDS);
   const out: {
     status?: SessionStatus;
     context?: Session['context'];

@@ -1,4 +1,5 @@
 /** Tasks: explicit state machines with versions; every change of state writes a TaskEvent. */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -11,6 +12,7 @@ import {
   type TaskEvent,
   type TaskState,
 } from '../../core/model.js';
+import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { type Ctx, copy, type Row } from './db.js';
 import { newestFirst } from './paging.js';
@@ -42,7 +44,7 @@ export interface CheckedNewTask {
 }
 
 export function checkNewTask(input: NewTask, path: string): CheckedNewTask {
-  record(input, path);
+  record(input, path, TASK_FIELDS);
   return {
     id: optionalId(input.id, 'task', `${path}.id`),
     session_id: optionalId(input.session_id, 'session', `${path}.session_id`),
@@ -115,7 +117,7 @@ export function getTask(c: Ctx, scope: ReadScope, id: string): Task | null {
 
 export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page<Task> {
   checkReadScope(scope);
-  record(query, 'query');
+  record(query, 'query', TASK_QUERY_FIELDS);
   const session =
     query.session_id === undefined ? undefined : checkId(query.session_id, 'session', 'session_id');
   const states =
@@ -138,7 +140,7 @@ export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page
 export type CheckedTaskPatch = Omit<TaskPatch, 'cause'> & { readonly cause: string };
 
 export function checkTaskPatch(patch: TaskPatch, path: string): CheckedTaskPatch {
-  record(patch, path);
+  record(patch, path, TASK_PATCH_FIELDS);
   const out: { -readonly [K in keyof CheckedTaskPatch]?: CheckedTaskPatch[K] } = {
     cause: patch.cause === undefined ? 'update' : name(patch.cause, `${path}.cause`),
   };

@@ -3,7 +3,14 @@
  * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
+
 import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import {
+  BATCH_FIELDS,
+  BATCH_MESSAGES_FIELDS,
+  COMPLETION_FIELDS,
+  VERSIONED_PATCH_FIELDS,
+} from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
@@ -20,12 +27,12 @@ function list<T>(value: readonly T[] | undefined, path: string): readonly T[] {
 }
 
 function checkBatch(batch: TurnBatch) {
-  record(batch, 'batch');
+  record(batch, 'batch', BATCH_FIELDS);
   const session =
     batch.session === undefined
       ? null
       : (() => {
-          record(batch.session, 'batch.session');
+          record(batch.session, 'batch.session', VERSIONED_PATCH_FIELDS);
           return {
             id: checkId(batch.session.id, 'session', 'batch.session.id'),
             expected: positiveInt(batch.session.expected_version, 'batch.session.expected_version'),
@@ -36,7 +43,7 @@ function checkBatch(batch: TurnBatch) {
     checkNewTask(t, `batch.create_tasks[${i}]`),
   );
   const updates = list(batch.update_tasks, 'batch.update_tasks').map((u, i) => {
-    record(u, `batch.update_tasks[${i}]`);
+    record(u, `batch.update_tasks[${i}]`, VERSIONED_PATCH_FIELDS);
     return {
       id: checkId(u.id, 'task', `batch.update_tasks[${i}].id`),
       expected: positiveInt(u.expected_version, `batch.update_tasks[${i}].expected_version`),
@@ -50,12 +57,12 @@ function checkBatch(batch: TurnBatch) {
     record(a, `batch.complete_actions[${i}]`);
     return {
       id: checkId(a.id, 'action', `batch.complete_actions[${i}].id`),
-      done: checkCompletion(a, 'completion'),
+      done: checkCompletion(a, `batch.complete_actions[${i}]`, ['id', ...COMPLETION_FIELDS]),
     };
   });
   let messages = null;
   if (batch.messages !== undefined) {
-    record(batch.messages, 'batch.messages');
+    record(batch.messages, 'batch.messages', BATCH_MESSAGES_FIELDS);
     messages = {
       session_id: checkId(batch.messages.session_id, 'session', 'batch.messages.session_id'),
       items: checkMessages(batch.messages.items, 'batch.messages.items'),

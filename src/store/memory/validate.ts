@@ -2,10 +2,12 @@
  * Input checks of the memory store. Every failure is `invalid_request` with a message starting `[memory]`
  * that names the offending field; nothing is written before all checks of a call have passed.
  */
+
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import { MAX_MESSAGES_PER_APPEND, maxInteger, maxTextLength, messageIndex } from '../limits.js';
+import { refuseUnknownFields } from '../shared/known-fields.js';
 import type { ReadScope, Scope } from '../types.js';
 
 export const ADAPTER = 'memory';
@@ -142,11 +144,12 @@ function guard(value: unknown, path: string): void {
   }
 }
 
-/** Refuses a patch or input that is not an object. */
-export function record(value: unknown, field: string): void {
+/** Refuses a patch or input that is not an object, or (given `known`) one with a field not in it. */
+export function record(value: unknown, field: string, known?: readonly string[]): void {
   const index = messageIndex(field);
   if (index !== null && index >= MAX_MESSAGES_PER_APPEND) {
     fail(`${field.slice(0, field.lastIndexOf('['))} must hold at most ${MAX_MESSAGES_PER_APPEND} messages`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(`${field} must be an object`);
+  if (known !== undefined) refuseUnknownFields(value, known, field, fail);
 }

@@ -1,6 +1,8 @@
 /** Listing actions: by the user's index, by task or status index, or the tenant's index for a tenant key. */
+
 import { isId } from '../../core/ids.js';
 import { ACTION_STATUSES, type Action } from '../../core/model.js';
+import { ACTION_QUERY_FIELDS } from '../shared/known-fields.js';
 import { type ActionQuery, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, type Page, type ReadScope } from '../types.js';
 import { memberId } from './keys.js';
 import { MISSING, SKIP, scanIndex } from './lists.js';
@@ -15,6 +17,7 @@ export async function listActions(
   query: ActionQuery = {},
 ): Promise<Page<Action>> {
   v.checkReadScope(scope);
+  v.query(query, ACTION_QUERY_FIELDS);
   const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const status = query.status === undefined ? undefined : v.oneOf(query.status, ACTION_STATUSES, 'status');
   const taskId = query.task_id === undefined ? undefined : v.text(query.task_id, 'task_id');

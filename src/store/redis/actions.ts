@@ -4,10 +4,17 @@
  * (action-stats.ts). Beginning an action checks in the same script that its key is still free, so two
  * concurrent beginnings of one key create one action; the other caller gets it back.
  */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import type { Action, ActionStatus } from '../../core/model.js';
+import {
+  ACTION_ERROR_FIELDS,
+  ACTION_FIELDS,
+  COMPLETION_FIELDS,
+  RESOLUTION_FIELDS,
+} from '../shared/known-fields.js';
 import type { ActionCompletion, NewAction, ReadScope, Scope } from '../types.js';
 import { countActionAfterCommit } from './action-stats.js';
 import { noteAge } from './ages.js';
@@ -23,6 +30,7 @@ export const MAX_KEY_LENGTH = 512;
 export function checkNewAction(input: NewAction): void {
   if (typeof input !== 'object' || input === null)
     throw invalidRequest('[redis] action input must be an object');
+  v.knownFields(input, ACTION_FIELDS, 'action');
   v.optionalId(input.id, 'action', 'id');
   if (typeof input.task_id !== 'string' || !isId(input.task_id, 'task')) {
     throw invalidRequest('[redis] task_id must be a task id');
@@ -40,14 +48,20 @@ export function checkNewAction(input: NewAction): void {
   v.text(input.idempotency_key, 'idempotency_key', MAX_KEY_LENGTH);
 }
 
-export function checkCompletion(completion: ActionCompletion, name = 'completion'): void {
+export function checkCompletion(
+  completion: ActionCompletion,
+  name = 'completion',
+  known: readonly string[] = COMPLETION_FIELDS,
+): void {
   if (typeof completion !== 'object' || completion === null)
     throw invalidRequest(`[redis] ${name} must be an object`);
+  v.knownFields(completion, known, name);
   v.oneOf(completion.status, ['SUCCESS', 'FAILED'] as const, `${name}.status`);
   if (completion.result !== undefined) v.jsonValue(completion.result, `${name}.result`);
   if (completion.error !== undefined && completion.error !== null) {
     const error = completion.error;
     if (typeof error !== 'object') throw invalidRequest(`[redis] ${name}.error must be an object`);
+    v.knownFields(error, ACTION_ERROR_FIELDS, `${name}.error`);
     v.text(error.code, `${name}.error.code`);
     v.text(error.message, `${name}.error.message`, v.MAX_TEXT_LENGTH);
     if (error.details !== undefined) v.jsonValue(error.details, `${name}.error.details`);
@@ -227,7 +241,7 @@ export function resolveAction(
   resolution: ActionCompletion & { note: string },
 ) {
   v.checkReadScope(scope);
-  checkCompletion(resolution, 'resolution');
+  checkCompletion(resolution, 'resolution', RESOLUTION_FIELDS);
   v.text(resolution.note, 'resolution.note', v.MAX_TEXT_LENGTH);
   return change(ctx, scope, id, (action, at) => {
     requireStatus(action, ['PENDING', 'UNKNOWN'], resolution.status);

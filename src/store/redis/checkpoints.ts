@@ -3,6 +3,7 @@
  * manifest), a per-run sorted set by sequence, and a per-run hash of blobs (hash -> `base|data`, HSETNX).
  * One script reads any number of checkpoints with every blob of their chains.
  */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
@@ -16,6 +17,7 @@ import {
   runMemo,
 } from '../shared/checkpoint-codec.js';
 import { checkpointPageStart } from '../shared/checkpoint-query.js';
+import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import { noteAge } from './ages.js';
 import type { UserKeys } from './keys.js';
@@ -35,6 +37,7 @@ function nullableIdOf(value: unknown, kind: 'session' | 'task' | 'checkpoint', n
 export function checkNewCheckpoint(input: NewCheckpoint): void {
   if (typeof input !== 'object' || input === null)
     throw invalidRequest('[redis] checkpoint input must be an object');
+  v.knownFields(input, CHECKPOINT_FIELDS, 'checkpoint');
   v.optionalId(input.id, 'checkpoint', 'id');
   v.text(input.run_id, 'run_id');
   nullableIdOf(input.session_id, 'session', 'session_id');

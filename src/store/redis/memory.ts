@@ -2,9 +2,11 @@
  * Long-term memory: a hash per item (optional native TTL; reads check expires_at themselves) and a lex
  * index of keys per namespace, so a prefix lists with ZRANGEBYLEX.
  */
+
 import { isoAt } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
 import type { MemoryItem } from '../../core/model.js';
+import { MEMORY_FIELDS, MEMORY_QUERY_FIELDS } from '../shared/known-fields.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -32,6 +34,7 @@ function checkNames(scope: Scope, namespace: string, key?: string): void {
 export function putMemory(ctx: Ctx, scope: Scope, input: NewMemory): Promise<MemoryItem> {
   if (typeof input !== 'object' || input === null)
     throw invalidRequest('[redis] memory input must be an object');
+  v.knownFields(input, MEMORY_FIELDS, 'memory');
   checkNames(scope, input.namespace, input.key);
   v.jsonValue(input.value, 'value');
   const ttl =
@@ -98,6 +101,7 @@ export async function listMemory(
   query: MemoryQuery = {},
 ): Promise<Page<MemoryItem>> {
   checkNames(scope, namespace);
+  v.query(query, MEMORY_QUERY_FIELDS);
   const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix', MAX_MEMORY_KEY, true);
   const list = v.cursorList(`memory:${namespace}`, scope);

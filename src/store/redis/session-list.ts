@@ -2,7 +2,9 @@
  * Listing sessions, newest first: the user's index, or the tenant's for a tenant key. Entries of vanished
  * sessions are skipped and removed; expired sessions are skipped and removed at once.
  */
+
 import { SESSION_STATUSES, type Session } from '../../core/model.js';
+import { SESSION_QUERY_FIELDS } from '../shared/known-fields.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -24,6 +26,7 @@ export async function listSessions(
   query: SessionQuery = {},
 ): Promise<Page<Session>> {
   v.checkReadScope(scope);
+  v.query(query, SESSION_QUERY_FIELDS);
   const status = query.status === undefined ? undefined : v.oneOf(query.status, SESSION_STATUSES, 'status');
   const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const userIndex =

@@ -1,8 +1,10 @@
 /** Sessions: a hash per session with native TTL, renewed by activity; reads still check expires_at. */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest, versionConflict } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
+import { SESSION_FIELDS, SESSION_PATCH_FIELDS } from '../shared/known-fields.js';
 import type { NewSession, ReadScope, Scope, SessionPatch } from '../types.js';
 import { indexMember } from './keys.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
@@ -19,6 +21,7 @@ export function isLive(session: Session, nowMs: number): boolean {
 export function checkSessionPatch(patch: SessionPatch): void {
   if (typeof patch !== 'object' || patch === null)
     throw invalidRequest('[redis] session patch must be an object');
+  v.knownFields(patch, SESSION_PATCH_FIELDS, 'patch');
   if (patch.status !== undefined) v.oneOf(patch.status, SETTABLE, 'patch.status');
   if (patch.context !== undefined) v.jsonObject(patch.context, 'session.context');
   if (patch.agent !== undefined) v.nullableText(patch.agent, 'patch.agent');
@@ -65,6 +68,7 @@ export async function prepareCreateSession(plan: Plan, scope: Scope, input: NewS
   const ctx = plan.ctx;
   if (typeof input !== 'object' || input === null)
     throw invalidRequest('[redis] session input must be an object');
+  v.knownFields(input, SESSION_FIELDS, 'session');
   const id = v.optionalId(input.id, 'session', 'id') ?? newId('session', ctx.random);
   const ttl =
     input.ttl_seconds === undefined ? ctx.defaultTtlSeconds : v.ttlSeconds(input.ttl_seconds, 'ttl_seconds');

@@ -1,4 +1,5 @@
 /** Tasks: a hash per task (no TTL), a list of its events, and indexes by user, session and state. */
+
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest, versionConflict } from '../../core/errors.js';
 import { isId, newId } from '../../core/ids.js';
@@ -9,6 +10,7 @@ import {
   type Task,
   type TaskEvent,
 } from '../../core/model.js';
+import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
 import {
   DEFAULT_PAGE_LIMIT,
   MAX_PAGE_LIMIT,
@@ -40,6 +42,7 @@ function nullableSessionId(value: unknown, name: string): string | null {
 export function checkNewTask(input: NewTask): void {
   if (typeof input !== 'object' || input === null)
     throw invalidRequest('[redis] task input must be an object');
+  v.knownFields(input, TASK_FIELDS, 'task');
   v.optionalId(input.id, 'task', 'id');
   nullableSessionId(input.session_id, 'session_id');
   v.text(input.type, 'type');
@@ -52,6 +55,7 @@ export function checkNewTask(input: NewTask): void {
 export function checkTaskPatch(patch: TaskPatch): void {
   if (typeof patch !== 'object' || patch === null)
     throw invalidRequest('[redis] task patch must be an object');
+  v.knownFields(patch, TASK_PATCH_FIELDS, 'patch');
   if (patch.state !== undefined) v.oneOf(patch.state, TASK_STATES, 'patch.state');
   if (patch.slots !== undefined) v.jsonObject(patch.slots, 'task.slots');
   if (patch.status_line !== undefined) v.text(patch.status_line, 'patch.status_line', MAX_STATUS_LINE, true);
@@ -230,6 +234,7 @@ export function listTaskEvents(ctx: Ctx, scope: ReadScope, taskId: string): Prom
 
 export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {}): Promise<Page<Task>> {
   v.checkReadScope(scope);
+  v.query(query, TASK_QUERY_FIELDS);
   const limit = v.limit(query.limit, DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const states =
     query.state === undefined

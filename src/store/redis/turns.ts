@@ -2,8 +2,15 @@
  * One turn in one script: every part is prepared into one plan (each part sees what the earlier ones
  * wrote), so the session, tasks, actions, messages and checkpoint become visible together or not at all.
  */
+
 import { invalidRequest } from '../../core/errors.js';
 import type { Action, Message, Session, Task } from '../../core/model.js';
+import {
+  BATCH_FIELDS,
+  BATCH_MESSAGES_FIELDS,
+  COMPLETION_FIELDS,
+  VERSIONED_PATCH_FIELDS,
+} from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import {
   checkCompletion,
@@ -22,13 +29,16 @@ import * as v from './validate.js';
 function checkBatch(batch: TurnBatch): void {
   if (typeof batch !== 'object' || batch === null)
     throw invalidRequest('[redis] turn batch must be an object');
+  v.knownFields(batch, BATCH_FIELDS, 'batch');
   if (batch.session !== undefined) {
+    v.knownFields(batch.session, VERSIONED_PATCH_FIELDS, 'batch.session');
     v.text(batch.session.id, 'session.id');
     v.version(batch.session.expected_version);
     checkSessionPatch(batch.session.patch);
   }
   for (const task of batch.create_tasks ?? []) checkNewTask(task);
   for (const update of batch.update_tasks ?? []) {
+    v.knownFields(update, VERSIONED_PATCH_FIELDS, 'batch.update_tasks[]');
     v.text(update.id, 'update_tasks.id');
     v.version(update.expected_version);
     checkTaskPatch(update.patch);
@@ -36,9 +46,10 @@ function checkBatch(batch: TurnBatch): void {
   for (const action of batch.begin_actions ?? []) checkNewAction(action);
   for (const completion of batch.complete_actions ?? []) {
     v.text(completion.id, 'complete_actions.id');
-    checkCompletion(completion);
+    checkCompletion(completion, 'complete_actions[]', ['id', ...COMPLETION_FIELDS]);
   }
   if (batch.messages !== undefined) {
+    v.knownFields(batch.messages, BATCH_MESSAGES_FIELDS, 'batch.messages');
     v.text(batch.messages.session_id, 'messages.session_id');
     checkMessages(batch.messages.items);
   }

@@ -3,6 +3,7 @@ import { invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import { MAX_CURSOR_LENGTH, MAX_INT, MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS } from '../limits.js';
+import { refuseUnknownFields } from '../shared/known-fields.js';
 import type { ReadScope, Scope } from '../types.js';
 
 export { MAX_NAME_LENGTH, MAX_TEXT_LENGTH, MAX_TTL_SECONDS };
@@ -100,6 +101,20 @@ export function jsonValue(value: unknown, name: string): JsonValue {
 
 export function version(value: unknown): number {
   return integer(value, 'expected_version', 1, MAX_INT);
+}
+
+/** Refuses a field of `value` (an object) that is not in `known`, naming it. */
+export function knownFields(value: unknown, known: readonly string[], path: string): void {
+  refuseUnknownFields(value, known, path, (message) => {
+    throw invalidRequest(`[redis] ${message}`);
+  });
+}
+
+/** Refuses a list query that is not an object or has a field the list does not take. */
+export function query(value: unknown, known: readonly string[]): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalidRequest('[redis] query must be an object');
+  knownFields(value, known, 'query');
 }
 
 /** Names a list and the caller it was listed for: a cursor opens only for the same list and scope. */

@@ -1,4 +1,5 @@
 /** Actions: recorded before they run, unique per (tenant, user, idempotency key), PENDING -> a final status. */
+
 import { newId } from '../../core/ids.js';
 import type { JsonValue } from '../../core/json.js';
 import {
@@ -8,6 +9,12 @@ import {
   type ActionError,
   type ActionStatus,
 } from '../../core/model.js';
+import {
+  ACTION_ERROR_FIELDS,
+  ACTION_FIELDS,
+  ACTION_QUERY_FIELDS,
+  COMPLETION_FIELDS,
+} from '../shared/known-fields.js';
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
 import { checksSession, ownSessionSelect, requireOwnSession } from './attach.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
@@ -29,7 +36,7 @@ export interface CheckedNewAction {
 
 export function checkNewAction(ctx: SqlContext, input: NewAction, path: string): CheckedNewAction {
   const { v } = ctx;
-  v.record(input, path);
+  v.record(input, path, ACTION_FIELDS);
   if (!('params' in input)) v.fail(`${path}.params is required (use null for none)`);
   return {
     id: v.optionalId(input.id, 'action', `${path}.id`),
@@ -48,14 +55,19 @@ export interface CheckedCompletion {
   readonly error: ActionError | null;
 }
 
-export function checkCompletion(ctx: SqlContext, input: ActionCompletion, path: string): CheckedCompletion {
+export function checkCompletion(
+  ctx: SqlContext,
+  input: ActionCompletion,
+  path: string,
+  known: readonly string[] = COMPLETION_FIELDS,
+): CheckedCompletion {
   const { v } = ctx;
-  v.record(input, path);
+  v.record(input, path, known);
   const status = v.oneOf(input.status, ['SUCCESS', 'FAILED'] as const, `${path}.status`);
   const result = input.result === undefined ? null : v.json(input.result, 'action.result');
   let error: ActionError | null = null;
   if (input.error !== undefined && input.error !== null) {
-    v.record(input.error, 'action.error');
+    v.record(input.error, 'action.error', ACTION_ERROR_FIELDS);
     error = {
       code: v.name(input.error.code, 'action.error.code'),
       message: v.name(input.error.message, 'action.error.message'),
@@ -233,7 +245,7 @@ export async function transition(
 
 export async function listActionRows(ctx: SqlContext, q: SqlExecutor, scope: ReadScope, query: ActionQuery) {
   const { v } = ctx;
-  v.record(query, 'query');
+  v.record(query, 'query', ACTION_QUERY_FIELDS);
   const task = query.task_id === undefined ? undefined : v.id(query.task_id, 'task', 'task_id');
   const status = query.status === undefined ? undefined : v.oneOf(query.status, ACTION_STATUSES, 'status');
   const limit = pageLimit(ctx, query);

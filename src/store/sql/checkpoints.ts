@@ -3,6 +3,7 @@
  * per (tenant, user, run, hash). Reads fetch every blob of the manifests' append chains in one recursive
  * query and decode with one ChannelDecoder per call, so a page of history parses each blob once.
  */
+
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
 import { isPlainJsonObject } from '../../core/json.js';
@@ -16,6 +17,7 @@ import {
   type RunMemo,
   runMemo,
 } from '../shared/checkpoint-codec.js';
+import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import type { NewCheckpoint, Scope } from '../types.js';
 import { checksSession, ownSessionSelect } from './attach.js';
 import { conflict, notFound, nowIso, type SqlContext, type WrittenCheckpoint } from './context.js';
@@ -31,7 +33,7 @@ export type CheckedCheckpoint = Omit<Checkpoint, 'id' | 'tenant_id' | 'user_id' 
 
 export function checkNewCheckpoint(ctx: SqlContext, input: NewCheckpoint, path: string): CheckedCheckpoint {
   const { v } = ctx;
-  v.record(input, path);
+  v.record(input, path, CHECKPOINT_FIELDS);
   // The fast check passes what the guard passes; only a refusal runs the guard, for its error and path.
   // No copy: the channels are serialized inside this call, and the checkpoint returned holds the caller's own.
   const channels = isPlainJsonObject(input.channels)

@@ -1,6 +1,8 @@
 /** Long-term memory items: per user and namespace, ordered by key, with an optional TTL. */
+
 import type { JsonValue } from '../../core/json.js';
 import type { MemoryItem } from '../../core/model.js';
+import { MEMORY_FIELDS, MEMORY_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { MemoryQuery, NewMemory, Page, Scope } from '../types.js';
 import { isoAfter, nowIso, type SqlContext } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
@@ -17,7 +19,7 @@ export interface CheckedMemory {
 
 export function checkNewMemory(ctx: SqlContext, input: NewMemory): CheckedMemory {
   const { v } = ctx;
-  v.record(input, 'memory');
+  v.record(input, 'memory', MEMORY_FIELDS);
   const namespace = v.name(input.namespace, 'memory.namespace');
   const key = v.name(input.key, 'memory.key');
   if (!('value' in input)) v.fail('memory.value is required (use null for none)');
@@ -112,7 +114,7 @@ export async function listMemoryRows(
   query: MemoryQuery,
 ) {
   const { v } = ctx;
-  v.record(query, 'query');
+  v.record(query, 'query', MEMORY_QUERY_FIELDS);
   const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix');
   const limit = pageLimit(ctx, query);
   const list = { name: `memory:${namespace}`, scope };

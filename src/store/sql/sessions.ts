@@ -1,8 +1,10 @@
 /** Sessions: sliding TTL, optimistic versions, invisible (in every query) the moment they expire. */
+
 import { versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
+import { SESSION_FIELDS, SESSION_PATCH_FIELDS, SESSION_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
 import { conflict, isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlDialect, SqlExecutor, SqlParam } from './executor.js';
@@ -20,7 +22,7 @@ export interface CheckedNewSession {
 
 export function checkNewSession(ctx: SqlContext, input: NewSession): CheckedNewSession {
   const { v } = ctx;
-  v.record(input, 'session');
+  v.record(input, 'session', SESSION_FIELDS);
   const status =
     input.status === undefined ? 'active' : v.oneOf(input.status, SESSION_STATUSES, 'session.status');
   if (status === 'expired') v.fail('session.status cannot be expired: expiry is set by time');
@@ -45,7 +47,7 @@ export interface CheckedSessionPatch {
 
 export function checkSessionPatch(ctx: SqlContext, patch: SessionPatch, path: string): CheckedSessionPatch {
   const { v } = ctx;
-  v.record(patch, path);
+  v.record(patch, path, SESSION_PATCH_FIELDS);
   const out: { -readonly [K in keyof CheckedSessionPatch]: CheckedSessionPatch[K] } = {};
   if (patch.status !== undefined) out.status = v.oneOf(patch.status, SESSION_STATUSES, `${path}.status`);
   if (patch.context !== undefined) out.context = v.jsonObject(patch.context, 'session.context');
@@ -123,7 +125,7 @@ export async function listSessionRows(
   query: SessionQuery,
 ) {
   const { v } = ctx;
-  v.record(query, 'query');
+  v.record(query, 'query', SESSION_QUERY_FIELDS);
   const status = query.status === undefined ? undefined : v.oneOf(query.status, SESSION_STATUSES, 'status');
   const limit = pageLimit(ctx, query);
   const list = { name: 'sessions', scope };

@@ -3,6 +3,7 @@ import type { IdKind } from '../../core/ids.js';
 import type { Checkpoint } from '../../core/model.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { checkpointPageStart } from '../shared/checkpoint-query.js';
+import { RESOLUTION_FIELDS } from '../shared/known-fields.js';
 import * as t from '../types.js';
 import { countActions } from './action-stats.js';
 import * as a from './actions.js';
@@ -141,7 +142,7 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
   }
   resolveAction(scope: t.ReadScope, id: string, resolution: t.ActionResolution) {
     return this.changeAction(scope, id, () => {
-      const done = a.checkCompletion(this.ctx, resolution, 'resolution');
+      const done = a.checkCompletion(this.ctx, resolution, 'resolution', RESOLUTION_FIELDS);
       const note = this.v.name(resolution.note, 'resolution.note');
       return {
         to: done.status,

@@ -1,4 +1,5 @@
 /** Tasks: explicit state machines with versions; every change of state writes a TaskEvent. */
+
 import { versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
@@ -9,6 +10,7 @@ import {
   type Task,
   type TaskState,
 } from '../../core/model.js';
+import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { checksSession, requireOwnSession } from './attach.js';
 import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
@@ -29,7 +31,7 @@ export interface CheckedNewTask {
 
 export function checkNewTask(ctx: SqlContext, input: NewTask, path: string): CheckedNewTask {
   const { v } = ctx;
-  v.record(input, path);
+  v.record(input, path, TASK_FIELDS);
   return {
     id: v.optionalId(input.id, 'task', `${path}.id`),
     session_id: v.optionalId(input.session_id, 'session', `${path}.session_id`),
@@ -45,7 +47,7 @@ export type CheckedTaskPatch = Omit<TaskPatch, 'cause'> & { readonly cause: stri
 
 export function checkTaskPatch(ctx: SqlContext, patch: TaskPatch, path: string): CheckedTaskPatch {
   const { v } = ctx;
-  v.record(patch, path);
+  v.record(patch, path, TASK_PATCH_FIELDS);
   const out: { -readonly [K in keyof CheckedTaskPatch]?: CheckedTaskPatch[K] } = {
     cause: patch.cause === undefined ? 'update' : v.name(patch.cause, `${path}.cause`),
   };
@@ -316,7 +318,7 @@ async function applyTaskPatchInOneStatement(
 
 export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadScope, query: TaskQuery) {
   const { v } = ctx;
-  v.record(query, 'query');
+  v.record(query, 'query', TASK_QUERY_FIELDS);
   const session =
     query.session_id === undefined ? undefined : v.id(query.session_id, 'session', 'session_id');
   const states =

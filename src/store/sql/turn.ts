@@ -3,7 +3,14 @@
  * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
+
 import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import {
+  BATCH_FIELDS,
+  BATCH_MESSAGES_FIELDS,
+  COMPLETION_FIELDS,
+  VERSIONED_PATCH_FIELDS,
+} from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, transition } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
@@ -22,10 +29,10 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
     if (!Array.isArray(value)) v.fail(`${path} must be an array`);
     return value;
   };
-  v.record(batch, 'batch');
+  v.record(batch, 'batch', BATCH_FIELDS);
   let session = null;
   if (batch.session !== undefined) {
-    v.record(batch.session, 'batch.session');
+    v.record(batch.session, 'batch.session', VERSIONED_PATCH_FIELDS);
     session = {
       id: v.id(batch.session.id, 'session', 'batch.session.id'),
       expected: v.positiveInt(batch.session.expected_version, 'batch.session.expected_version'),
@@ -36,7 +43,7 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
     checkNewTask(ctx, t, `batch.create_tasks[${i}]`),
   );
   const updates = list(batch.update_tasks, 'batch.update_tasks').map((u, i) => {
-    v.record(u, `batch.update_tasks[${i}]`);
+    v.record(u, `batch.update_tasks[${i}]`, VERSIONED_PATCH_FIELDS);
     return {
       id: v.id(u.id, 'task', `batch.update_tasks[${i}].id`),
       expected: v.positiveInt(u.expected_version, `batch.update_tasks[${i}].expected_version`),
@@ -50,12 +57,12 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
     v.record(a, `batch.complete_actions[${i}]`);
     return {
       id: v.id(a.id, 'action', `batch.complete_actions[${i}].id`),
-      done: checkCompletion(ctx, a, 'completion'),
+      done: checkCompletion(ctx, a, `batch.complete_actions[${i}]`, ['id', ...COMPLETION_FIELDS]),
     };
   });
   let messages = null;
   if (batch.messages !== undefined) {
-    v.record(batch.messages, 'batch.messages');
+    v.record(batch.messages, 'batch.messages', BATCH_MESSAGES_FIELDS);
     messages = {
       session_id: v.id(batch.messages.session_id, 'session', 'batch.messages.session_id'),
       items: checkMessages(ctx, batch.messages.items, 'batch.messages.items'),

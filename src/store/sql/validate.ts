@@ -3,10 +3,12 @@
  * `invalid_request` with a message starting `[adapter]` that names the offending field; nothing is written
  * before all checks of a call have passed.
  */
+
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
 import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
 import { MAX_MESSAGES_PER_APPEND, maxInteger, maxTextLength, messageIndex } from '../limits.js';
+import { refuseUnknownFields } from '../shared/known-fields.js';
 import type { ReadScope, Scope } from '../types.js';
 
 function nonEmpty(value: unknown): value is string {
@@ -122,8 +124,8 @@ export class Checks {
     return structuredClone(value);
   }
 
-  /** Refuses a patch or input that is not an object. */
-  record(value: unknown, field: string): void {
+  /** Refuses a patch or input that is not an object, or (given `known`) one with a field not in it. */
+  record(value: unknown, field: string, known?: readonly string[]): void {
     const index = messageIndex(field);
     if (index !== null && index >= MAX_MESSAGES_PER_APPEND) {
       this.fail(
@@ -132,6 +134,7 @@ export class Checks {
     }
     if (typeof value !== 'object' || value === null || Array.isArray(value))
       this.fail(`${field} must be an object`);
+    if (known !== undefined) refuseUnknownFields(value, known, field, (message) => this.fail(message));
   }
 
   private guard(value: unknown, path: string): void {

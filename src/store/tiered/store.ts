@@ -4,8 +4,10 @@
  * (hot.ts), version-changing session calls hold the session's turn lock (lock.ts) and commitTurn spans
  * both tiers (turn.ts). Every error starts with `[tiered]` (errors.ts).
  */
+
 import { closedError } from '../../core/errors.js';
 import type { Task } from '../../core/model.js';
+import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import { checkNewAction } from '../sql/actions.js';
 import { checkNewCheckpoint } from '../sql/checkpoints.js';
 import { SqlStoreBase } from '../sql/store-base.js';
@@ -157,7 +159,7 @@ export class TieredStore implements t.StateStore {
     this.run('postgres', () => {
       const { v } = this.deps.sql;
       v.scope(s);
-      v.record(input, 'checkpoint');
+      v.record(input, 'checkpoint', CHECKPOINT_FIELDS);
       const session = v.optionalId(input.session_id, 'session', 'checkpoint.session_id');
       // The rest of the input is checked by PostgreSQL's store (a refused one first, before `not_found`).
       return withOwnSessions(
