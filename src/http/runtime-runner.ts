@@ -7,7 +7,7 @@
 import { buildContext } from '../context/build.js';
 import { taskTypesFrom } from '../context/describe.js';
 import { AgentStateError } from '../core/errors.js';
-import type { Checkpoint, Session } from '../core/model.js';
+import { type Checkpoint, OPEN_TASK_STATES, type Session } from '../core/model.js';
 import {
   listSessionRuns,
   type RuntimeOptions,
@@ -22,6 +22,9 @@ import type { TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
 export type RuntimeSetup = Omit<RuntimeOptions, 'store' | 'scope' | 'sessionId'>;
+
+/** The most open tasks a session shows. */
+const OPEN_TASKS_SHOWN = 100;
 
 /** How many of a session's newest runs the checkpoint history covers. */
 const RUNS_SCANNED = 50;
@@ -51,6 +54,20 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
         );
       }
       return response(output);
+    },
+    async openTasks(session) {
+      const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
+      const own = await store.listTasks(owner, {
+        session_id: session.id,
+        state: OPEN_TASK_STATES,
+        limit: OPEN_TASKS_SHOWN,
+      });
+      const name = session.agent ?? setup.agent;
+      const agent = name === undefined ? undefined : setup.agents.get(name);
+      if (agent === undefined || session.status === 'ended' || session.status === 'expired') return own.items;
+      const next = await loadSnapshot(store, owner, session.id, agent, session);
+      const carried = next.tasks.filter((task) => task.session_id !== session.id);
+      return [...own.items, ...carried.slice(0, Math.max(0, OPEN_TASKS_SHOWN - own.items.length))];
     },
     /**
      * What a model call of the session's next turn would see: built as the runtime builds it, with the

@@ -3,7 +3,14 @@
  * depend on how the runtime is built. `createServer` adapts the runtime to it when agents are given.
  */
 import { z } from 'zod';
-import { ActionSchema, type Checkpoint, type Session, SessionSchema, TaskSchema } from '../core/model.js';
+import {
+  ActionSchema,
+  type Checkpoint,
+  type Session,
+  SessionSchema,
+  type Task,
+  TaskSchema,
+} from '../core/model.js';
 import type { Page, ReadScope, Scope } from '../store/types.js';
 
 export const TurnResponseSchema = z.looseObject({
@@ -36,6 +43,12 @@ export interface TurnRunner {
     limit: number,
     before: string | null,
   ): Promise<Page<Checkpoint>>;
+  /**
+   * The open tasks the session's next turn takes up: its own, then (for a session still open) those its
+   * user left open in sessions that ended or expired, of its agent's task types (tasks outlive sessions).
+   * Absent: the session's own open tasks.
+   */
+  openTasks?(session: Session): Promise<Task[]>;
   /** What one model call of this session would see; absent to use the plain last-messages fallback. */
   context?(scope: ReadScope, session: Session, maxTokens: number): Promise<ContextResponse>;
 }

@@ -48,6 +48,46 @@ async function messagesOf(id: string): Promise<Message[]> {
 }
 
 describe('turns', () => {
+  it("a new session shows the open tasks of the user's ended session it carries over, as its next turn takes them", async () => {
+    const first = await newSession();
+    const started = await turn(first.id, 'I want to book a flight from Paris to Lisbon');
+    const task = started.body.tasks[0];
+    expect(task?.state).toBe('COLLECTING');
+    const ended = await call(server.url, 'DELETE', `/v1/sessions/${first.id}`, {
+      token: server.tokens.alice,
+    });
+    expect(ended.status).toBe(204);
+    const next = await newSession();
+    type Shown = { open_tasks: { id: string; session_id?: string }[] };
+    const shown = await call<Shown>(server.url, 'GET', `/v1/sessions/${next.id}`, {
+      token: server.tokens.alice,
+    });
+    expect(shown.body.open_tasks.map((t) => t.id)).toEqual([task?.id]);
+    // The tenant key sees the same; another user of the tenant sees neither session.
+    const asTenant = await call<Shown>(server.url, 'GET', `/v1/sessions/${next.id}`, { token: server.keyA });
+    expect(asTenant.body.open_tasks.map((t) => t.id)).toEqual([task?.id]);
+    const asBob = await call(server.url, 'GET', `/v1/sessions/${next.id}`, { token: server.tokens.bob });
+    expect(asBob.status).toBe(404);
+    // The ended session shows none of them carried anywhere: its own task is still its own.
+    const old = await call<Shown>(server.url, 'GET', `/v1/sessions/${first.id}`, {
+      token: server.tokens.alice,
+    });
+    expect(old.body.open_tasks.map((t) => t.id)).toEqual([task?.id]);
+    // The next turn takes it up, and the task is the new session's.
+    const goes = await turn(next.id, 'on 2027-03-04');
+    expect(goes.body.tasks[0]?.id).toBe(task?.id);
+    expect(goes.body.tasks[0]?.session_id).toBe(next.id);
+    // A session of another user shows nothing of it.
+    const bobs = await call<Session>(server.url, 'POST', '/v1/sessions', {
+      token: server.tokens.bob,
+      body: { agent: 'flight_booking' },
+    });
+    const bobShown = await call<Shown>(server.url, 'GET', `/v1/sessions/${bobs.body.id}`, {
+      token: server.tokens.bob,
+    });
+    expect(bobShown.body.open_tasks).toEqual([]);
+  });
+
   it('a turn answers with the reply, the session, its tasks and a checkpoint', async () => {
     const session = await newSession();
     const reply = await turn(session.id, 'I want to book a flight from Paris to Lisbon');

@@ -46,7 +46,8 @@ export function createHttpBackend(
           agent,
           ...(user ? { user_id: user } : {}),
         });
-        return { session, tasks: [], recent: [] };
+        // A new session shows the open tasks it carries over from the user's ended sessions.
+        return { session, tasks: await openTasks(session.id), recent: [] };
       }
       const session = await request<Session & { open_tasks: Task[] }>('GET', `/v1/sessions/${sessionId}`);
       assertOpen(session);

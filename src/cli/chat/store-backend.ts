@@ -1,5 +1,5 @@
 /** The chat on a store directly (`--store URL`): the runtime runs in this process. */
-import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
+import { OPEN_TASK_STATES, type Session, type Task } from '../../core/model.js';
 import { createRuntimeTurnRunner } from '../../http/runtime-runner.js';
 import { openStore } from '../../store/open.js';
 import type { Scope } from '../../store/types.js';
@@ -22,8 +22,11 @@ export async function createStoreBackend(
     throw error;
   }
   const runner = createRuntimeTurnRunner(store, runtime.setup);
-  const openTasks = async (id: string): Promise<Task[]> =>
-    (await store.listTasks(scope, { session_id: id, state: OPEN_TASK_STATES, limit: 50 })).items;
+  // The session's open tasks and those it carries over from the user's ended sessions, as the server shows them.
+  const tasksOf = async (session: Session): Promise<Task[]> =>
+    runner.openTasks
+      ? runner.openTasks(session)
+      : (await store.listTasks(scope, { session_id: session.id, state: OPEN_TASK_STATES, limit: 50 })).items;
   const sessionOf = async (id: string) => {
     const session = await store.getSession(scope, id);
     if (session === null)
@@ -39,20 +42,23 @@ export async function createStoreBackend(
         throw new CliError(`no agent named ${agent}; choose one of ${runtime.agentNames.join(', ')}`);
       }
       if (sessionId === undefined) {
-        return { session: await store.createSession(scope, { agent }), tasks: [], recent: [] };
+        const created = await store.createSession(scope, { agent });
+        return { session: created, tasks: await tasksOf(created), recent: [] };
       }
       const session = await sessionOf(sessionId);
       assertOpen(session);
       return {
         session,
-        tasks: await openTasks(sessionId),
+        tasks: await tasksOf(session),
         recent: await store.lastMessages(scope, sessionId, 6),
       };
     },
     async turn(sessionId, input) {
       return runner.runTurn(scope, await sessionOf(sessionId), input);
     },
-    openTasks,
+    async openTasks(sessionId) {
+      return tasksOf(await sessionOf(sessionId));
+    },
     async close() {
       await runtime.close();
       await store.close();

@@ -67,12 +67,11 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
       const session = await requireSession(store, scope, request.params.id);
-      const tasks = await store.listTasks(scope, {
-        session_id: session.id,
-        state: OPEN_TASK_STATES,
-        limit: 100,
-      });
-      const open_tasks = tasks.items.map(({ id, type, state, status_line, slots, version }) => ({
+      const tasks = turns?.openTasks
+        ? await turns.openTasks(session)
+        : (await store.listTasks(scope, { session_id: session.id, state: OPEN_TASK_STATES, limit: 100 }))
+            .items;
+      const open_tasks = tasks.map(({ id, type, state, status_line, slots, version }) => ({
         id,
         type,
         state,

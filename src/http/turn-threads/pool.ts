@@ -264,6 +264,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     resume: (scope, session) => dispatch(scope, session, null),
     checkpoints: (scope, session, limit, before) => local.checkpoints(scope, session, limit, before),
     ...(local.context ? { context: local.context.bind(local) } : {}),
+    ...(local.openTasks ? { openTasks: local.openTasks.bind(local) } : {}),
     async metricsJson() {
       const live = threads.filter((thread): thread is TurnThread => thread !== null);
       const answers = await Promise.all(
