@@ -104,7 +104,7 @@ export async function rememberTaskOutcome(
   if (task.state !== 'DONE' || rules === undefined) return [];
   const memory = userMemory(store, { tenant_id: task.tenant_id, user_id: task.user_id });
   const remembered = await preferencesOf(memory, task.type, rules);
-  const written: MemoryItem[] = [];
+  const puts: Promise<MemoryItem>[] = [];
   for (const rule of rules) {
     const value = slotValue(task.slots, rule);
     if (value === null) continue;
@@ -112,9 +112,11 @@ export async function rememberTaskOutcome(
     const existing = remembered.get(key) ?? null;
     if (existing !== null && JSON.stringify(existing.value) === JSON.stringify(value)) continue;
     const put = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };
-    written.push(await memory.put(PREFERENCES, key, value, put));
+    puts.push(memory.put(PREFERENCES, key, value, put));
   }
-  return written;
+  // Each preference is a key of its own: written at once (a store with a pool writes them side by side),
+  // given back in the order of the rules.
+  return Promise.all(puts);
 }
 
 export interface SlotProposal {
