@@ -7,7 +7,7 @@
 import { buildContext } from '../context/build.js';
 import { taskTypesFrom } from '../context/describe.js';
 import { AgentStateError } from '../core/errors.js';
-import { type Checkpoint, OPEN_TASK_STATES, type Session } from '../core/model.js';
+import { type Checkpoint, OPEN_TASK_STATES } from '../core/model.js';
 import {
   listSessionRuns,
   type RuntimeOptions,
@@ -18,7 +18,7 @@ import {
 import { loadSnapshot } from '../runtime/snapshot.js';
 import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
-import type { TurnResponse, TurnRunner } from './turn-runner.js';
+import type { SessionRef, TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
 export type RuntimeSetup = Omit<RuntimeOptions, 'store' | 'scope' | 'sessionId'>;
@@ -35,7 +35,7 @@ function response(output: TurnOutput): TurnResponse {
 
 export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
   const scheduler = new TurnScheduler();
-  const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: Session) =>
+  const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: SessionRef) =>
     scheduler.run(store, (seen) => run({ ...setup, store: seen, scope, sessionId: session.id }));
   return {
     agentNames: () => setup.agents.names(),

@@ -170,7 +170,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
     const { createRuntimeTurnRunner } = await import('./runtime-runner.js');
     turns = createRuntimeTurnRunner(store, options.agents);
   }
-  if (turns !== null && options.metrics) turns = meteredTurns(turns, options.metrics);
+  if (turns !== null && options.metrics) turns = meteredTurns(turns, options.metrics, store);
   const deps: RouteDeps = { store, config, schemas: buildSchemas(config.limits), auth, turns };
   await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

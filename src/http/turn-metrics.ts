@@ -1,29 +1,40 @@
 /**
  * `agentstate_turns_total` and `agentstate_turn_duration_seconds`, by agent and outcome, around every turn
  * the HTTP API runs. The outcome is `ok` or the AgentStateError code the turn failed with (`error` for
- * anything else), so the label set stays small. The agent is the session's (`default` when it names none).
+ * anything else), so the label set stays small. The agent is the session's (`default` when it names none):
+ * a turn asked for by session id alone takes it from its answer, or after a failure from the session read
+ * then (`unknown` when there is none to read).
  */
 import { AgentStateError } from '../core/errors.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
-import type { TurnRunner } from './turn-runner.js';
+import type { StateStore } from '../store/types.js';
+import type { SessionRef, TurnRunner } from './turn-runner.js';
 
 function outcomeOf(error: unknown): string {
   return error instanceof AgentStateError ? error.code : 'error';
 }
 
 /** The same runner, with each `runTurn` counted and timed. */
-export function meteredTurns(runner: TurnRunner, metrics: AgentStateMetrics): TurnRunner {
+export function meteredTurns(runner: TurnRunner, metrics: AgentStateMetrics, store: StateStore): TurnRunner {
   const metered: TurnRunner = Object.create(runner) as TurnRunner;
   metered.runTurn = async (scope, session, input) => {
-    const agent = session.agent ?? 'default';
+    const named = (session as SessionRef & { readonly agent?: string | null }).agent;
+    let agent = named === undefined ? undefined : (named ?? 'default');
     const started = performance.now();
     let outcome = 'ok';
     try {
-      return await runner.runTurn(scope, session, input);
+      const answer = await runner.runTurn(scope, session, input);
+      agent ??= answer.session?.agent ?? 'default';
+      return answer;
     } catch (error) {
       outcome = outcomeOf(error);
+      if (agent === undefined) {
+        const read = await store.getSession(scope, session.id).catch(() => null);
+        agent = read === null ? 'unknown' : (read.agent ?? 'default');
+      }
       throw error;
     } finally {
+      agent ??= 'unknown';
       const labels = { agent, outcome };
       metrics.turns.inc(labels);
       metrics.turnDuration.observe(labels, (performance.now() - started) / 1000);

@@ -29,13 +29,22 @@ export const ContextResponseSchema = z.looseObject({
 });
 export type ContextResponse = z.infer<typeof ContextResponseSchema>;
 
+/** A session a turn is asked for, by id (a whole Session will do). */
+export interface SessionRef {
+  readonly id: string;
+}
+
 export interface TurnRunner {
   /** The agents a new session may name; a session naming another one is refused with 400. */
   agentNames?(): string[];
-  /** Runs one turn of the session's agent; the answer of `POST /v1/sessions/{id}/turns`. */
-  runTurn(scope: Scope, session: Session, input: string): Promise<TurnResponse>;
+  /**
+   * Runs one turn of the session's agent; the answer of `POST /v1/sessions/{id}/turns`. The session is
+   * named by id: the runtime reads it under the turn's lease, and a session that is not in `scope` is
+   * `not_found`.
+   */
+  runTurn(scope: Scope, session: SessionRef, input: string): Promise<TurnResponse>;
   /** Resumes an interrupted run of the session; the answer of `POST /v1/sessions/{id}/resume`. */
-  resume(scope: Scope, session: Session): Promise<TurnResponse>;
+  resume(scope: Scope, session: SessionRef): Promise<TurnResponse>;
   /** The session's checkpoints, newest first. */
   checkpoints(
     scope: ReadScope,

@@ -8,10 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
+import { AgentStateError } from '../../src/core/errors.js';
 import type { Session } from '../../src/core/model.js';
 import { resolveConfig } from '../../src/http/config.js';
 import type { ZodApp } from '../../src/http/deps.js';
 import { createServer } from '../../src/http/server.js';
+import { meteredTurns } from '../../src/http/turn-metrics.js';
+import type { TurnResponse, TurnRunner } from '../../src/http/turn-runner.js';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
@@ -65,5 +68,34 @@ describe('turn metrics', () => {
       text,
     );
     expect(Number(sum?.[1])).toBeGreaterThan(0);
+  });
+});
+
+describe('turn metrics of a turn asked for by session id alone (a user token)', () => {
+  it('take the agent from the answer, or after a failure from the session, or say unknown', async () => {
+    const metrics = createMetrics({ processMetrics: false });
+    const scope = { tenant_id: 'metrics-tenant', user_id: 'metrics-user' };
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const failing: TurnRunner = {
+      runTurn: async () => {
+        throw new AgentStateError('conflict', 'busy');
+      },
+      resume: async () => {
+        throw new AgentStateError('conflict', 'busy');
+      },
+      checkpoints: async () => ({ items: [], next_cursor: null }),
+    };
+    const metered = meteredTurns(failing, metrics, store);
+    await expect(metered.runTurn(scope, { id: session.id }, 'hi')).rejects.toThrow('busy');
+    await expect(metered.runTurn(scope, { id: 'sess_00000000000000000000000000' }, 'hi')).rejects.toThrow();
+    const answering: TurnRunner = {
+      ...failing,
+      runTurn: async () => ({ session: { ...session, agent: 'deploy_pipeline' } }) as unknown as TurnResponse,
+    };
+    await meteredTurns(answering, metrics, store).runTurn(scope, { id: session.id }, 'hi');
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('agentstate_turns_total{agent="flight_booking",outcome="conflict"} 1');
+    expect(text).toContain('agentstate_turns_total{agent="unknown",outcome="conflict"} 1');
+    expect(text).toContain('agentstate_turns_total{agent="deploy_pipeline",outcome="ok"} 1');
   });
 });

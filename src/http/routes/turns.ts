@@ -35,8 +35,17 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
       },
     },
     async (request) => {
-      const session = await requireSession(store, readScopeOf(request.principal), request.params.id);
-      return requireRunner(turns, 'a turn').runTurn(ownerScope(session), session, request.body.input);
+      const { principal } = request;
+      if (turns === null) await requireSession(store, readScopeOf(principal), request.params.id);
+      const runner = requireRunner(turns, 'a turn');
+      // A user's own session: the runtime reads it under the turn's lease, in the user's scope (another
+      // user's session is not found there). A tenant key's turn runs in the scope of the session's owner.
+      if (principal.kind === 'user') {
+        const scope = { tenant_id: principal.tenant_id, user_id: principal.user_id };
+        return runner.runTurn(scope, { id: request.params.id }, request.body.input);
+      }
+      const session = await requireSession(store, readScopeOf(principal), request.params.id);
+      return runner.runTurn(ownerScope(session), session, request.body.input);
     },
   );
 

@@ -14,10 +14,9 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
-import type { Session } from '../../core/model.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
-import type { TurnResponse, TurnRunner } from '../turn-runner.js';
+import type { SessionRef, TurnResponse, TurnRunner } from '../turn-runner.js';
 import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
 
 export interface TurnThreadsOptions {
@@ -249,7 +248,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     return thread;
   };
 
-  const dispatch = async (scope: Scope, session: Session, input: string | null): Promise<TurnResponse> => {
+  const dispatch = async (scope: Scope, session: SessionRef, input: string | null): Promise<TurnResponse> => {
     const thread = await leastBusy(session.id);
     return ask<TurnResponse>(thread, true, (id) =>
       input === null ? { type: 'resume', id, scope, session } : { type: 'turn', id, scope, session, input },

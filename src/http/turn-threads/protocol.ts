@@ -4,9 +4,8 @@
  * exactly as it would for a turn run on the main thread.
  */
 import { AgentStateError, type ErrorCode } from '../../core/errors.js';
-import type { Session } from '../../core/model.js';
 import type { Scope } from '../../store/types.js';
-import type { TurnResponse } from '../turn-runner.js';
+import type { SessionRef, TurnResponse } from '../turn-runner.js';
 
 /** What a turn thread is started with (its workerData). */
 export interface TurnThreadData {
@@ -23,10 +22,10 @@ export type ToThread =
       readonly type: 'turn';
       readonly id: number;
       readonly scope: Scope;
-      readonly session: Session;
+      readonly session: SessionRef;
       readonly input: string;
     }
-  | { readonly type: 'resume'; readonly id: number; readonly scope: Scope; readonly session: Session }
+  | { readonly type: 'resume'; readonly id: number; readonly scope: Scope; readonly session: SessionRef }
   | { readonly type: 'metrics'; readonly id: number }
   | { readonly type: 'close' };
 
