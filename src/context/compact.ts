@@ -76,11 +76,14 @@ function remember(histories: Map<string, KnownHistory>, key: string, known: Know
 
 /** The bound after `growth`, when it follows what is known with no gap; null otherwise. */
 function grownBound(
-  known: KnownHistory | undefined,
+  remembered: KnownHistory | undefined,
   growth: HistoryGrowth | undefined,
   cost: (m: Message) => number,
 ): KnownHistory | null {
-  if (known === undefined || growth === undefined || known.seq !== growth.fromSeq) return null;
+  if (growth === undefined) return null;
+  // A session whose last seq was 0 had no messages, hence no summary: nothing above it.
+  const known = remembered ?? (growth.fromSeq === 0 ? { seq: 0, tokens: 0 } : undefined);
+  if (known === undefined || known.seq !== growth.fromSeq) return null;
   let seq = growth.fromSeq;
   let tokens = known.tokens;
   for (const message of growth.appended) {
@@ -92,6 +95,51 @@ function grownBound(
 }
 
 const READ_PAGE = 500;
+
+/** The session the caller passed, when it is `sessionId` in `scope`. */
+function givenSession(options: CompactOptions): Session | null {
+  const known = options.session;
+  const fits =
+    known !== undefined &&
+    known.id === options.sessionId &&
+    known.tenant_id === options.scope.tenant_id &&
+    (options.scope.user_id === undefined || known.user_id === options.scope.user_id);
+  return fits ? known : null;
+}
+
+/** The session's creation time is in the key: a session deleted and made again with the same id starts over. */
+function historyKeyOf(session: Session): string {
+  return [session.tenant_id, session.user_id, session.id, session.created_at].join('\u0000');
+}
+
+/** True (and remembered) when the bound after `growth` puts the history under the threshold. */
+function underByBound(
+  histories: Map<string, KnownHistory>,
+  historyKey: string,
+  growth: HistoryGrowth | undefined,
+  cost: (m: Message) => number,
+  thresholdTokens: number,
+): boolean {
+  const grown = grownBound(histories.get(historyKey), growth, cost);
+  if (grown === null || grown.tokens > thresholdTokens) return false;
+  remember(histories, historyKey, grown);
+  return true;
+}
+
+/**
+ * Decides without reading or writing anything: true when what this process knows of the session's history
+ * (see HistoryGrowth) puts it under the threshold after `growth` (and remembers the new bound); false when
+ * only `maybeCompact` can tell. Needs the session and the growth in `options`.
+ */
+export function underThresholdWithoutReading(options: CompactOptions): boolean {
+  const session = givenSession(options);
+  if (session === null || options.growth === undefined) return false;
+  if (!Number.isInteger(options.thresholdTokens) || options.thresholdTokens < 1) return false;
+  const tokenizer = options.tokenizer ?? loadedTokenizer() ?? UTF8_BYTES_BOUND;
+  const cost = (m: Message) => storedMessageTokens(tokenizer, m);
+  const histories = knownHistories(options.store);
+  return underByBound(histories, historyKeyOf(session), options.growth, cost, options.thresholdTokens);
+}
 
 /** Compacts when over the threshold: returns the new summary, or null when nothing needed compacting. */
 export async function maybeCompact(options: CompactOptions): Promise<SummaryRecord | null> {
@@ -107,13 +155,7 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
       `compaction: keepTokens must be an integer in 0..thresholdTokens, got ${String(keepTokens)}`,
     );
   }
-  const known = options.session;
-  const fits =
-    known !== undefined &&
-    known.id === sessionId &&
-    known.tenant_id === scope.tenant_id &&
-    (scope.user_id === undefined || known.user_id === scope.user_id);
-  const session = fits ? known : await store.getSession(scope, sessionId);
+  const session = givenSession(options) ?? (await store.getSession(scope, sessionId));
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found`);
   const userScope: Scope = { tenant_id: session.tenant_id, user_id: session.user_id };
   // Without a tokenizer of the caller's, the check first counts UTF-8 bytes, an upper bound of the tokens
@@ -124,14 +166,9 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
   let tokenizer = loaded ?? UTF8_BYTES_BOUND;
   const summarizer = options.summarizer ?? rulesSummarizer();
   let cost = (m: Message) => storedMessageTokens(tokenizer, m);
-  // The session's creation time is in the key: a session deleted and made again with the same id starts over.
-  const historyKey = [session.tenant_id, session.user_id, session.id, session.created_at].join('\u0000');
+  const historyKey = historyKeyOf(session);
   const histories = knownHistories(store);
-  const grown = grownBound(histories.get(historyKey), options.growth, cost);
-  if (grown !== null && grown.tokens <= thresholdTokens) {
-    remember(histories, historyKey, grown);
-    return null;
-  }
+  if (underByBound(histories, historyKey, options.growth, cost, thresholdTokens)) return null;
 
   const head = await readSummaryHead(store, userScope, sessionId);
   const floor = head?.to_seq ?? 0;

@@ -8,7 +8,7 @@
  * record the run reads, so a resumed run replays identically; a resumed run may call it again, which
  * finds nothing over the threshold.
  */
-import { type HistoryGrowth, maybeCompact } from '../context/compact.js';
+import { type HistoryGrowth, maybeCompact, underThresholdWithoutReading } from '../context/compact.js';
 import { invalidRequest } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
@@ -59,4 +59,30 @@ export async function compactAfterTurn(
     options.onCompactionError?.(error);
     return false;
   }
+}
+
+/**
+ * True when compaction after this turn is known to have nothing to do without reading anything (see
+ * HistoryGrowth): compaction off, or the history's bound under the threshold. False: only compactAfterTurn
+ * can tell.
+ */
+export function compactionSettled(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  options: ContextOptions = {},
+  session: Session | null,
+  growth: HistoryGrowth | null,
+): boolean {
+  const threshold = options.compactThresholdTokens ?? DEFAULT_COMPACT_THRESHOLD_TOKENS;
+  if (threshold === false) return true;
+  if (session === null || growth === null) return false;
+  return underThresholdWithoutReading({
+    store,
+    scope,
+    sessionId,
+    thresholdTokens: threshold,
+    session,
+    growth,
+  });
 }

@@ -14,6 +14,10 @@ export function defaultLeaseOwner(): string {
 }
 
 export interface HeldLease {
+  readonly name: string;
+  readonly owner: string;
+  /** False once released (by `release`, or by a commit that freed it: `releasedWith`). */
+  readonly held: boolean;
   /**
    * Extends the lease once a third of its TTL has passed since it was taken or last extended (before that
    * it cannot have run out, and a store call per commit would be wasted); throws `conflict` when another
@@ -21,6 +25,8 @@ export interface HeldLease {
    */
   renew(): Promise<void>;
   release(): Promise<void>;
+  /** Told that a commit freed the lease (TurnBatch.release_lease): stops renewing it; `release` does nothing. */
+  releasedWith(): void;
 }
 
 export async function acquireSessionLease(
@@ -74,12 +80,21 @@ export async function acquireSessionLease(
   }, renewEvery);
   timer.unref();
   return {
+    name,
+    owner,
+    get held() {
+      return !released;
+    },
     renew,
     release: async () => {
       if (released) return;
       released = true;
       clearInterval(timer);
       await store.releaseLease(scope, name, owner).catch(() => false);
+    },
+    releasedWith: () => {
+      released = true;
+      clearInterval(timer);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../core/clock.js';
-import { AgentStateError, invalidRequest } from '../core/errors.js';
+import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
@@ -8,7 +8,12 @@ import type { Language, ModelRegistry } from '../models/types.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
-import { type ContextOptions, checkContextOptions, compactAfterTurn } from './compaction.js';
+import {
+  type ContextOptions,
+  checkContextOptions,
+  compactAfterTurn,
+  compactionSettled,
+} from './compaction.js';
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
@@ -79,6 +84,8 @@ async function execute(
   session: Session | null = null,
   /** For a fresh run: the seq of the session's last message when it started (under the lease). */
   lastSeq: number | null = null,
+  /** The run is the last under this lease: its final commit frees it (a round trip fewer). */
+  last = false,
 ): Promise<TurnOutput> {
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
@@ -101,6 +108,7 @@ async function execute(
     recorded,
     () => lease.renew(),
   );
+  if (last) rt.freeWithFinalCommit = lease;
   const output = await runProgram(rt, {
     agent,
     model,
@@ -112,7 +120,16 @@ async function execute(
   });
   const after = output.final.session;
   const growth = lastSeq === null ? null : { fromSeq: lastSeq, appended: rt.appended };
-  await compactAfterTurn(options.store, options.scope, header.session_id, options.context, after, growth);
+  const { store, scope } = options;
+  if (lease.held) {
+    await compactAfterTurn(store, scope, header.session_id, options.context, after, growth);
+  } else if (!compactionSettled(store, scope, header.session_id, options.context, after, growth)) {
+    // The final commit freed the lease, and compaction writes only under it: take it again, now or not at
+    // all (a run of the session that holds it checks after its own commit, and finds what this one added).
+    await underLeaseAgain(options, lease.owner, () =>
+      compactAfterTurn(store, scope, header.session_id, options.context, after, growth),
+    );
+  }
   // A run with no more checkpoints than are kept has nothing to prune (most turns write 2 to 5).
   if (keep !== false && rt.checkpointCount > keep)
     await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
@@ -180,6 +197,28 @@ function journalOf(checkpoint: Checkpoint): JournalEntry[] {
   return Array.isArray(journal) ? (journal as unknown as JournalEntry[]) : [];
 }
 
+/** Runs `work` under the session's lease taken again by `owner`, or skips it when another holds the lease. */
+async function underLeaseAgain(options: RuntimeOptions, owner: string, work: () => Promise<unknown>) {
+  let lease: HeldLease;
+  try {
+    lease = await acquireSessionLease(
+      options.store,
+      options.scope,
+      options.sessionId,
+      owner,
+      options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
+    );
+  } catch (error) {
+    if (!isAgentStateError(error, 'conflict')) options.context?.onCompactionError?.(error);
+    return;
+  }
+  try {
+    await work();
+  } finally {
+    await lease.release();
+  }
+}
+
 async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) => Promise<T>): Promise<T> {
   const lease = await acquireSessionLease(
     options.store,
@@ -226,7 +265,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
       model: request.model ?? 'rules',
       input,
     };
-    return execute(request, lease, header, [], fresh.session, fresh.lastSeq);
+    return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true);
   });
 }
 
@@ -238,7 +277,15 @@ export async function resumeRun(options: RuntimeOptions): Promise<TurnOutput | n
   return withLease(options, async (lease) => {
     const pending = await findRun(options.store, options.scope, options.sessionId);
     if (pending.checkpoint !== null) {
-      return execute(options, lease, headerOf(pending.checkpoint), journalOf(pending.checkpoint));
+      return execute(
+        options,
+        lease,
+        headerOf(pending.checkpoint),
+        journalOf(pending.checkpoint),
+        null,
+        null,
+        true,
+      );
     }
     if (pending.lastRunId === null) return null;
     const last = await options.store.latestCheckpoint(options.scope, pending.lastRunId);

@@ -213,6 +213,12 @@ export interface TurnBatch {
   readonly complete_actions?: readonly ({ readonly id: string } & ActionCompletion)[];
   readonly messages?: { readonly session_id: string; readonly items: readonly NewMessage[] };
   readonly checkpoint?: NewCheckpoint;
+  /**
+   * A lease of the scope's user to free once the rest of the batch is written: where the store can, in the
+   * same commit (a run's final commit ends its lease with it, a round trip fewer). Freed only when `owner`
+   * holds it, as `releaseLease` does; a batch that fails frees nothing.
+   */
+  readonly release_lease?: { readonly name: string; readonly owner: string };
 }
 
 export interface TurnResult {
@@ -221,6 +227,8 @@ export interface TurnResult {
   readonly actions: Action[];
   readonly messages: Message[];
   readonly checkpoint: Checkpoint | null;
+  /** With `release_lease`: true when the lease was held by its owner and is now free. */
+  readonly lease_released?: boolean;
 }
 
 /** A time-limited claim of a named resource (for example: the right to run a session). */

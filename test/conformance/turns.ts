@@ -214,4 +214,90 @@ export function turnTests(t: Ctx): void {
       expect(read?.version).toBe(2);
     });
   });
+
+  describe('a turn that frees its lease', () => {
+    async function held(owner = 'runner-a') {
+      const x = await setup();
+      const name = `session:${x.s.id}`;
+      expect(await t.store.acquireLease(t.scope, name, owner, 60_000)).not.toBeNull();
+      return { ...x, name };
+    }
+    /** The shape of a run's usual final commit: its messages and its checkpoint. */
+    function finalBatch(x: Awaited<ReturnType<typeof held>>): TurnBatch {
+      return {
+        messages: { session_id: x.s.id, items: [{ role: 'assistant', content: 'Done.' }] },
+        checkpoint: { run_id: x.run, session_id: x.s.id, step: 0, label: 'turn', channels: { done: true } },
+      };
+    }
+    const takenBy = async (name: string, owner: string) =>
+      (await t.store.acquireLease(t.scope, name, owner, 1000)) !== null;
+
+    it("frees its owner's lease with the batch, whatever the batch's shape", async () => {
+      for (const shape of ['final', 'full', 'no checkpoint'] as const) {
+        const x = await held();
+        const batch =
+          shape === 'final'
+            ? finalBatch(x)
+            : shape === 'full'
+              ? fullBatch(x, 'none')
+              : { messages: finalBatch(x).messages };
+        const result = await t.store.commitTurn(t.scope, {
+          ...batch,
+          release_lease: { name: x.name, owner: 'runner-a' },
+        });
+        expect(result.lease_released, shape).toBe(true);
+        expect(result.messages.length, shape).toBeGreaterThan(0);
+        expect(await takenBy(x.name, 'runner-b'), shape).toBe(true);
+      }
+    });
+
+    it('leaves a lease another owner holds, and still commits the turn', async () => {
+      const x = await held('runner-b');
+      const result = await t.store.commitTurn(t.scope, {
+        ...finalBatch(x),
+        release_lease: { name: x.name, owner: 'runner-a' },
+      });
+      expect(result.lease_released).toBe(false);
+      expect(result.checkpoint?.label).toBe('turn');
+      expect(await takenBy(x.name, 'runner-c')).toBe(false);
+      // Without release_lease the result says nothing of leases.
+      const plain = await t.store.commitTurn(t.scope, {
+        messages: { session_id: x.s.id, items: [{ role: 'user', content: 'again' }] },
+      });
+      expect(plain.lease_released).toBeUndefined();
+    });
+
+    it('a failed batch frees nothing', async () => {
+      const x = await held();
+      await expectError(
+        t.store,
+        t.store.commitTurn(t.scope, {
+          ...fullBatch(x, 'task'),
+          release_lease: { name: x.name, owner: 'runner-a' },
+        }),
+        'version_conflict',
+      );
+      expect(await takenBy(x.name, 'runner-b')).toBe(false);
+    });
+
+    it('refuses a malformed release_lease and changes nothing', async () => {
+      const x = await held();
+      const before = await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run);
+      const bad = [
+        { name: x.name, owner: 'runner-a', ttl_ms: 5 },
+        { name: '', owner: 'runner-a' },
+        { name: x.name, owner: 7 },
+        'runner-a',
+      ] as unknown as NonNullable<TurnBatch['release_lease']>[];
+      for (const release_lease of bad) {
+        await expectInvalid(
+          t.store,
+          t.store.commitTurn(t.scope, { ...finalBatch(x), release_lease }),
+          'release_lease',
+        );
+      }
+      expect(await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run)).toEqual(before);
+      expect(await takenBy(x.name, 'runner-b')).toBe(false);
+    });
+  });
 }

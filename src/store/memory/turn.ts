@@ -9,16 +9,18 @@ import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
+import { releaseLease } from './claims.js';
 import { type Ctx, copy } from './db.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
-import { checkId, checkScope, fail, positiveInt, record } from './validate.js';
+import { checkId, checkScope, fail, name, positiveInt, record } from './validate.js';
 
 function list<T>(value: readonly T[] | undefined, path: string): readonly T[] {
   if (value === undefined) return [];
@@ -70,7 +72,15 @@ function checkBatch(batch: TurnBatch) {
   }
   const checkpoint =
     batch.checkpoint === undefined ? null : checkNewCheckpoint(batch.checkpoint, 'batch.checkpoint');
-  return { session, creates, updates, begins, completes, messages, checkpoint };
+  let release = null;
+  if (batch.release_lease !== undefined) {
+    record(batch.release_lease, 'batch.release_lease', RELEASE_LEASE_FIELDS);
+    release = {
+      name: name(batch.release_lease.name, 'batch.release_lease.name'),
+      owner: name(batch.release_lease.owner, 'batch.release_lease.owner'),
+    };
+  }
+  return { session, creates, updates, begins, completes, messages, checkpoint, release };
 }
 
 export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
@@ -94,5 +104,7 @@ export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
     }
   }
   if (b.checkpoint !== null) checkpoint = insertCheckpoint(c, scope, b.checkpoint);
-  return copy({ session, tasks, actions, messages, checkpoint });
+  if (b.release === null) return copy({ session, tasks, actions, messages, checkpoint });
+  const lease_released = releaseLease(c, scope, b.release.name, b.release.owner);
+  return { ...copy({ session, tasks, actions, messages, checkpoint }), lease_released };
 }

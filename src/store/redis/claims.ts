@@ -3,7 +3,7 @@ import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Lease, RequestKeyClaim, Scope, StoredResponse } from '../types.js';
-import { type Ctx, runPlan } from './plan.js';
+import { type Ctx, type Plan, runPlan } from './plan.js';
 import { userKeys } from './scope.js';
 import * as v from './validate.js';
 
@@ -33,13 +33,16 @@ export function releaseLease(ctx: Ctx, scope: Scope, name: string, owner: string
   v.checkScope(scope);
   v.text(name, 'name');
   v.text(owner, 'owner');
-  const key = userKeys(ctx, scope.tenant_id, scope.user_id).lease(name);
-  return runPlan(ctx, async (plan) => {
-    const row = await plan.read(key);
-    if (row === null || (JSON.parse(row.json) as Lease).owner !== owner) return false;
-    plan.remove(key);
-    return true;
-  });
+  return runPlan(ctx, (plan) => prepareReleaseLease(plan, scope, name, owner));
+}
+
+/** Frees the lease in `plan` when `owner` holds it (a commit's release is part of the commit's plan). */
+export async function prepareReleaseLease(plan: Plan, scope: Scope, name: string, owner: string) {
+  const key = userKeys(plan.ctx, scope.tenant_id, scope.user_id).lease(name);
+  const row = await plan.read(key);
+  if (row === null || (JSON.parse(row.json) as Lease).owner !== owner) return false;
+  plan.remove(key);
+  return true;
 }
 
 interface RequestRecord {

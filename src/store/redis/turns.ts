@@ -9,6 +9,7 @@ import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
@@ -20,6 +21,7 @@ import {
   prepareChangeAction,
 } from './actions.js';
 import { checkNewCheckpoint, preparePutCheckpoint } from './checkpoints.js';
+import { prepareReleaseLease } from './claims.js';
 import { checkMessages, prepareAppend } from './messages.js';
 import { type Ctx, runPlan } from './plan.js';
 import { checkSessionPatch, prepareUpdateSession } from './sessions.js';
@@ -54,6 +56,13 @@ function checkBatch(batch: TurnBatch): void {
     checkMessages(batch.messages.items);
   }
   if (batch.checkpoint !== undefined) checkNewCheckpoint(batch.checkpoint);
+  if (batch.release_lease !== undefined) {
+    if (typeof batch.release_lease !== 'object' || batch.release_lease === null)
+      throw invalidRequest('[redis] batch.release_lease must be an object');
+    v.knownFields(batch.release_lease, RELEASE_LEASE_FIELDS, 'batch.release_lease');
+    v.text(batch.release_lease.name, 'release_lease.name');
+    v.text(batch.release_lease.owner, 'release_lease.owner');
+  }
 }
 
 export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
@@ -89,6 +98,9 @@ export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<Tu
     }
     const checkpoint =
       batch.checkpoint === undefined ? null : await preparePutCheckpoint(plan, scope, batch.checkpoint);
-    return { session, tasks, actions, messages, checkpoint };
+    const release = batch.release_lease;
+    if (release === undefined) return { session, tasks, actions, messages, checkpoint };
+    const lease_released = await prepareReleaseLease(plan, scope, release.name, release.owner);
+    return { session, tasks, actions, messages, checkpoint, lease_released };
   });
 }

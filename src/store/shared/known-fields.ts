@@ -53,7 +53,9 @@ export const BATCH_FIELDS = [
   'complete_actions',
   'messages',
   'checkpoint',
+  'release_lease',
 ] as const;
+export const RELEASE_LEASE_FIELDS = ['name', 'owner'] as const;
 export const VERSIONED_PATCH_FIELDS = ['id', 'expected_version', 'patch'] as const;
 export const BATCH_MESSAGES_FIELDS = ['session_id', 'items'] as const;
 export const MEMORY_FIELDS = ['namespace', 'key', 'value', 'ttl_seconds'] as const;

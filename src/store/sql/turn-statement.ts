@@ -3,8 +3,9 @@
  * actions begun and completed, its messages and a checkpoint; as a transaction that is BEGIN, a statement
  * or two per part and COMMIT: 6 round trips for a turn that fills a slot, 11 for one that books. Here it is
  * one: data-modifying WITH clauses (the checkpoint's blobs and row, each task's insert or update with its
- * event, each action's insert or completion, the session's patch and count with the messages), and a main
- * query that divides by the product of what each wrote (one row each). When any wrote nothing (a stale
+ * event, each action's insert or completion, the session's patch and count with the messages, the lease it
+ * frees), and a main query that divides by the product of what each wrote (one row each; the lease, not
+ * counted, may be gone already). When any wrote nothing (a stale
  * version, a refused move, an expired session, an id or key already there, a task or action missing, a
  * previous checkpoint gone), the division by zero fails the statement,
  * PostgreSQL undoes all of it, and the caller runs the transaction, which writes the turn or says exactly
@@ -205,13 +206,22 @@ export async function writeTurnInOneStatement(
     returned.push('s');
   }
 
+  // The lease the batch frees (its owner's only): no guard, a lease not held is no reason to refuse the turn.
+  let releasedColumn = '';
+  if (b.release !== null) {
+    ctes.push(`rl AS (DELETE FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ? AND owner = ?
+      AND expires_at > ? RETURNING 1 AS one)`);
+    params.push(scope.tenant_id, scope.user_id, b.release.name, b.release.owner, now);
+    releasedColumn = ', (SELECT COUNT(*) FROM rl) AS lease_released';
+  }
+
   const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
   const joined = returned.map((name) => ` LEFT JOIN ${name} ON TRUE`).join('');
   let row: SqlRow | undefined;
   try {
     row = await q.get(
       `WITH ${ctes.join(', ')}
-      SELECT * FROM (SELECT 1 / (${guard}) AS passed) AS g${joined}`,
+      SELECT * FROM (SELECT 1 / (${guard}) AS passed${releasedColumn}) AS g${joined}`,
       params,
     );
   } catch (error) {
@@ -247,6 +257,7 @@ export async function writeTurnInOneStatement(
     ],
     messages,
     checkpoint: put.checkpoint,
+    ...(b.release === null ? {} : { lease_released: Number(row.lease_released) > 0 }),
   };
 }
 

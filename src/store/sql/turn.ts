@@ -9,12 +9,14 @@ import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, transition } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { SqlContext } from './context.js';
+import { releaseLeaseRow } from './coordination.js';
 import type { SqlExecutor } from './executor.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
@@ -70,7 +72,15 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
   }
   const checkpoint =
     batch.checkpoint === undefined ? null : checkNewCheckpoint(ctx, batch.checkpoint, 'batch.checkpoint');
-  return { session, creates, updates, begins, completes, messages, checkpoint };
+  let release = null;
+  if (batch.release_lease !== undefined) {
+    v.record(batch.release_lease, 'batch.release_lease', RELEASE_LEASE_FIELDS);
+    release = {
+      name: v.name(batch.release_lease.name, 'batch.release_lease.name'),
+      owner: v.name(batch.release_lease.owner, 'batch.release_lease.owner'),
+    };
+  }
+  return { session, creates, updates, begins, completes, messages, checkpoint, release };
 }
 
 /**
@@ -112,5 +122,7 @@ export async function writeTurn(
   }
   if (b.checkpoint !== null)
     checkpoint = await insertCheckpoint(ctx, tx, scope, b.checkpoint, oneStatementCheckpoint);
-  return { session, tasks, actions, messages, checkpoint };
+  if (b.release === null) return { session, tasks, actions, messages, checkpoint };
+  const lease_released = await releaseLeaseRow(ctx, tx, scope, b.release.name, b.release.owner);
+  return { session, tasks, actions, messages, checkpoint, lease_released };
 }

@@ -15,6 +15,9 @@
  * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
  *    with gap-free seqs (retried while a concurrent touch or append moves the session under it).
  * 7. The new tasks are written through to their hot copies; the lock is released.
+ * 8. The lease the batch frees (`release_lease`), a PostgreSQL row, is freed last, after the Redis half:
+ *    freed with the durable part, it would let another run start before this turn's messages are there.
+ *    It is freed only when every step before succeeded; a failure to free it is told by `lease_released`.
  *
  * A crash or a Redis failure between 5 and 6 leaves the task state, actions and checkpoint committed and
  * the session without this turn's patch and messages: the state is right and the reply can be
@@ -99,12 +102,19 @@ async function keysExist(d: TurnDeps, scope: Scope, b: CheckedBatch, missing: re
 
 /** The batch without its Redis parts. */
 function durablePart(batch: TurnBatch): TurnBatch {
-  const { session: _session, messages: _messages, ...durable } = batch;
+  const { session: _session, messages: _messages, release_lease: _release, ...durable } = batch;
   return durable;
 }
 
 export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
   const b = check(d, scope, batch);
+  const written = await writeTurn(d, scope, batch, b);
+  if (b.release === null) return written;
+  const lease_released = await d.pg.releaseLease(scope, b.release.name, b.release.owner).catch(() => false);
+  return { ...written, lease_released };
+}
+
+async function writeTurn(d: TurnDeps, scope: Scope, batch: TurnBatch, b: CheckedBatch): Promise<TurnResult> {
   const hasDurable =
     b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 || b.checkpoint !== null;
   const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
