@@ -27,12 +27,12 @@ export interface Pending {
 }
 
 export async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
-  const session = await store.getSession(scope, sessionId);
-  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const head = await store.getSessionHead(scope, sessionId);
+  if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  const { session, last_message: last } = head;
   if (session.status === 'ended') {
     throw invalidRequest(`session ${sessionId} has ended; start a new session (its open tasks carry over)`);
   }
-  const last = (await store.lastMessages(scope, sessionId, 1))[0];
   const runId = runIdFor(sessionId, last?.seq ?? 0);
   const checkpoint = await store.latestCheckpoint(scope, runId);
   const lastRun = last?.metadata.run_id;

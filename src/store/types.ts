@@ -231,6 +231,12 @@ export interface TurnResult {
   readonly lease_released?: boolean;
 }
 
+/** A session with its newest message (null when it has none): what a run of the session starts from. */
+export interface SessionHead {
+  readonly session: Session;
+  readonly last_message: Message | null;
+}
+
 /** A time-limited claim of a named resource (for example: the right to run a session). */
 export interface Lease {
   readonly name: string;
@@ -265,6 +271,11 @@ export interface StateStore {
   // sessions
   createSession(scope: Scope, input: NewSession): Promise<Session>;
   getSession(scope: ReadScope, id: string): Promise<Session | null>;
+  /**
+   * The session and its newest message, in one read where the store can (SQL: one statement); null when
+   * getSession gives null.
+   */
+  getSessionHead(scope: ReadScope, id: string): Promise<SessionHead | null>;
   listSessions(scope: ReadScope, query?: SessionQuery): Promise<Page<Session>>;
   /**
    * Applies the patch when `expected_version` is current; bumps the version and renews the TTL. A version

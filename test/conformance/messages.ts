@@ -82,6 +82,25 @@ export function messageTests(t: Ctx): void {
       expect((await t.store.lastMessages(t.scope, s.id, 50)).length).toBe(10);
     });
 
+    it("getSessionHead gives the session and its newest message, in the session's scope only", async () => {
+      const s = await session(t.store, t.scope, 60);
+      expect(await t.store.getSessionHead(t.scope, s.id)).toEqual({ session: s, last_message: null });
+      await t.store.appendMessages(t.scope, s.id, batch('h', 3));
+      const [newest] = await t.store.lastMessages(t.scope, s.id, 1);
+      const head = await t.store.getSessionHead(t.scope, s.id);
+      expect(head?.last_message).toEqual(newest);
+      expect(head?.last_message?.seq).toBe(3);
+      expect(head?.session).toEqual(await t.store.getSession(t.scope, s.id));
+      // The tenant sees it; another user of the tenant and another tenant do not; nor once it expired.
+      expect((await t.store.getSessionHead(t.tenant, s.id))?.last_message?.seq).toBe(3);
+      expect(await t.store.getSessionHead(t.neighbour, s.id)).toBeNull();
+      expect(await t.store.getSessionHead(t.stranger, s.id)).toBeNull();
+      expect(await t.store.getSessionHead(t.scope, newId('session'))).toBeNull();
+      await expectInvalid(t.store, t.store.getSessionHead(t.scope, 'not-an-id'), 'session id');
+      t.clock.advance(61_000);
+      expect(await t.store.getSessionHead(t.scope, s.id)).toBeNull();
+    });
+
     it('appending renews the TTL but not the version', async () => {
       const s = await session(t.store, t.scope, 60);
       t.clock.advance(50_000);

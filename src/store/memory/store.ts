@@ -38,6 +38,7 @@ import {
   type RetentionCutoffs,
   type RetentionSweep,
   type Scope,
+  type SessionHead,
   type SessionPatch,
   type SessionQuery,
   type StateStore,
@@ -133,6 +134,13 @@ export class MemoryStore implements StateStore {
   }
   lastMessages(scope: ReadScope, session_id: string, n: number): Promise<Message[]> {
     return this.run((c) => messages.lastMessages(c, scope, session_id, n));
+  }
+  getSessionHead(scope: ReadScope, id: string): Promise<SessionHead | null> {
+    return this.run((c) => {
+      const session = sessions.getSession(c, scope, id);
+      if (session === null) return null;
+      return { session, last_message: messages.lastMessages(c, scope, id, 1)[0] ?? null };
+    });
   }
 
   createTask(scope: Scope, input: NewTask): Promise<Task> {

@@ -12,10 +12,10 @@ import {
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
-import type { MessageQuery, NewMessage, ReadScope, Scope } from '../types.js';
+import type { MessageQuery, NewMessage, ReadScope, Scope, SessionHead } from '../types.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { inOwnerScope, nativeTtlMs, userKeys } from './scope.js';
-import { isLive, prepareTouchSession } from './sessions.js';
+import { getSession, isLive, prepareTouchSession } from './sessions.js';
 import * as v from './validate.js';
 
 export const MAX_MESSAGES_PER_APPEND = 1000;
@@ -151,4 +151,11 @@ export async function lastMessages(
 ): Promise<Message[]> {
   const count = v.integer(n, 'n', 1, 1000);
   return range(ctx, scope, sessionId, -count, -1);
+}
+
+/** The session and its newest message: two reads (the session's, then its list's last item). */
+export async function getSessionHead(ctx: Ctx, scope: ReadScope, id: string): Promise<SessionHead | null> {
+  const session = await getSession(ctx, scope, id);
+  if (session === null) return null;
+  return { session, last_message: (await lastMessages(ctx, scope, id, 1))[0] ?? null };
 }

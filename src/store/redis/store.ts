@@ -53,6 +53,7 @@ export class RedisStore implements StateStore {
   readonly appendMessages = this.op(messages.appendMessages);
   readonly listMessages = this.op(messages.listMessages);
   readonly lastMessages = this.op(messages.lastMessages);
+  readonly getSessionHead = this.op(messages.getSessionHead);
 
   readonly createTask = this.op(tasks.createTask);
   readonly getTask = this.op(tasks.getTask);

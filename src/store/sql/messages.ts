@@ -11,9 +11,9 @@ import {
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
-import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
+import type { MessageQuery, NewMessage, ReadScope, SessionHead } from '../types.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
-import type { SqlExecutor } from './executor.js';
+import type { SqlExecutor, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
 
@@ -194,4 +194,33 @@ export async function selectLastMessages(
     count,
   ]);
   return rows.map(toMessage).reverse();
+}
+
+const HEAD_SESSION_COLUMNS = SESSION_COLUMNS.split(', ')
+  .map((column) => `s.${column}`)
+  .join(', ');
+const HEAD_MESSAGE_COLUMNS = MESSAGE_COLUMNS.split(', ')
+  .map((column) => `m.${column} AS m_${column}`)
+  .join(', ');
+
+/** The session and its newest message in one statement (the newest by the primary key's seq). */
+export async function selectSessionHead(
+  ctx: SqlContext,
+  q: SqlExecutor,
+  scope: ReadScope,
+  id: string,
+): Promise<SessionHead | null> {
+  const where = scopeWhere(scope, 's.');
+  const row = await q.get(
+    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS} FROM sessions s
+      LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
+        AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)
+      WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
+    [id, ...where.params, nowIso(ctx)],
+  );
+  if (row === undefined) return null;
+  if (row.m_id === null || row.m_id === undefined) return { session: toSession(row), last_message: null };
+  const message: SqlRow = {};
+  for (const column of MESSAGE_COLUMNS.split(', ')) message[column] = row[`m_${column}`];
+  return { session: toSession(row), last_message: toMessage(message) };
 }

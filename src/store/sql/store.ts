@@ -78,6 +78,11 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
     const id: [string, IdKind, string] = [session_id, 'session', 'session id'];
     return this.read(scope, id, (q) => m.selectLastMessages(this.ctx, q, scope, session_id, n));
   }
+  getSessionHead(scope: t.ReadScope, id: string) {
+    return this.read(scope, [id, 'session', 'session id'], (q) =>
+      m.selectSessionHead(this.ctx, q, scope, id),
+    );
+  }
 
   // tasks
   createTask(scope: t.Scope, input: t.NewTask) {

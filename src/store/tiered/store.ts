@@ -70,6 +70,8 @@ export class TieredStore implements t.StateStore {
     this.run('redis', () => this.redis.listMessages(s, id, q));
   lastMessages: t.StateStore['lastMessages'] = (s, id, n) =>
     this.run('redis', () => this.redis.lastMessages(s, id, n));
+  getSessionHead: t.StateStore['getSessionHead'] = (s, id) =>
+    this.run('redis', () => this.redis.getSessionHead(s, id));
 
   // tasks: PostgreSQL, with hot copies in Redis
   createTask: t.StateStore['createTask'] = (s, input) =>
