@@ -143,6 +143,24 @@ export function underThresholdWithoutReading(options: CompactOptions): boolean {
 
 /** Compacts when over the threshold: returns the new summary, or null when nothing needed compacting. */
 export async function maybeCompact(options: CompactOptions): Promise<SummaryRecord | null> {
+  const outcome = await checkAndCompact(options, true);
+  return outcome === 'over' ? null : outcome;
+}
+
+/**
+ * The check alone: true when the history after the session's last summary is over the threshold (a
+ * compaction would write), false when it is under (and remembered, as maybeCompact does). It reads what
+ * maybeCompact reads to decide and writes nothing.
+ */
+export async function historyOverThreshold(options: CompactOptions): Promise<boolean> {
+  return (await checkAndCompact(options, false)) === 'over';
+}
+
+/** `write` false: stops where a compaction would start, with 'over'. */
+async function checkAndCompact(
+  options: CompactOptions,
+  write: boolean,
+): Promise<SummaryRecord | 'over' | null> {
   const { store, scope, sessionId, thresholdTokens } = options;
   if (!Number.isInteger(thresholdTokens) || thresholdTokens < 1) {
     throw invalidRequest(
@@ -193,6 +211,7 @@ export async function maybeCompact(options: CompactOptions): Promise<SummaryReco
     return null;
   }
   remember(histories, historyKey, null);
+  if (!write) return 'over';
   const keep = await selectWindow(source, { budget: keepTokens, cost, floor });
   const first = keep.messages[0];
   const cutSeq = first !== undefined ? first.seq - 1 : (keep.cut_to ?? floor);

@@ -8,7 +8,12 @@
  * record the run reads, so a resumed run replays identically; a resumed run may call it again, which
  * finds nothing over the threshold.
  */
-import { type HistoryGrowth, maybeCompact, underThresholdWithoutReading } from '../context/compact.js';
+import {
+  type HistoryGrowth,
+  historyOverThreshold,
+  maybeCompact,
+  underThresholdWithoutReading,
+} from '../context/compact.js';
 import { invalidRequest } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
@@ -85,4 +90,27 @@ export function compactionSettled(
     session,
     growth,
   });
+}
+
+/**
+ * The check without the compaction: true when compactAfterTurn would write a summary. It reads and writes
+ * nothing the lease guards, so it runs without the lease; a failure is told to onCompactionError (false).
+ */
+export async function compactionNeeded(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  options: ContextOptions = {},
+  session: Session | null = null,
+  growth: HistoryGrowth | null = null,
+): Promise<boolean> {
+  const threshold = options.compactThresholdTokens ?? DEFAULT_COMPACT_THRESHOLD_TOKENS;
+  if (threshold === false) return false;
+  try {
+    const known = { ...(session === null ? {} : { session }), ...(growth === null ? {} : { growth }) };
+    return await historyOverThreshold({ store, scope, sessionId, thresholdTokens: threshold, ...known });
+  } catch (error) {
+    options.onCompactionError?.(error);
+    return false;
+  }
 }

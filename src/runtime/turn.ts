@@ -12,6 +12,7 @@ import {
   type ContextOptions,
   checkContextOptions,
   compactAfterTurn,
+  compactionNeeded,
   compactionSettled,
 } from './compaction.js';
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
@@ -123,9 +124,13 @@ async function execute(
   const { store, scope } = options;
   if (lease.held) {
     await compactAfterTurn(store, scope, header.session_id, options.context, after, growth);
-  } else if (!compactionSettled(store, scope, header.session_id, options.context, after, growth)) {
+  } else if (
+    !compactionSettled(store, scope, header.session_id, options.context, after, growth) &&
+    (await compactionNeeded(store, scope, header.session_id, options.context, after, growth))
+  ) {
     // The final commit freed the lease, and compaction writes only under it: take it again, now or not at
-    // all (a run of the session that holds it checks after its own commit, and finds what this one added).
+    // all (a run of the session that holds it checks after its own commit, and finds what this one added),
+    // and decide again under it (a run may have compacted since the check).
     await underLeaseAgain(options, lease.owner, () =>
       compactAfterTurn(store, scope, header.session_id, options.context, after, growth),
     );

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildContext } from '../../src/context/build.js';
 import { countChat } from '../../src/context/chat-format.js';
-import { maybeCompact } from '../../src/context/compact.js';
+import { historyOverThreshold, maybeCompact } from '../../src/context/compact.js';
 import { rulesSummarizer } from '../../src/context/summarizer.js';
 import {
   listSummaries,
@@ -36,6 +36,20 @@ describe.each(STORES)('compaction as data on $name', (kind) => {
       await maybeCompact({ store, scope, sessionId: session.id, thresholdTokens: 5000, tokenizer: tok }),
     ).toBeNull();
     expect(await readSummaryHead(store, scope, session.id)).toBeNull();
+  });
+
+  it('the check alone says over or under and writes nothing; the compaction then writes', async () => {
+    const small = await sessionWith(3);
+    const check = { store, thresholdTokens: 600, tokenizer: tok };
+    expect(await historyOverThreshold({ ...check, scope: small.scope, sessionId: small.session.id })).toBe(
+      false,
+    );
+    const big = await sessionWith(30);
+    const options = { ...check, scope: big.scope, sessionId: big.session.id };
+    expect(await historyOverThreshold(options)).toBe(true);
+    expect(await readSummaryHead(store, big.scope, big.session.id)).toBeNull();
+    expect(await maybeCompact(options)).not.toBeNull();
+    expect(await historyOverThreshold(options)).toBe(false);
   });
 
   it('stores a summary of the older range as memory data; raw messages stay; the range ends between units', async () => {
