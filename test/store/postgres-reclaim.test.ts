@@ -40,12 +40,14 @@ const scope = { tenant_id: 'tenant', user_id: 'user' };
 async function expiredStore(
   count: number,
   reclaimLongTransactionMs?: number,
+  reclaimLockTimeoutMs?: number,
 ): Promise<{ schema: string; store: StateStore }> {
   const schema = randomSchema();
   const store = await openPostgresStore({
     url: schemaUrl(schema, dbUrl()),
     clock: new ManualClock(),
     ...(reclaimLongTransactionMs === undefined ? {} : { reclaimLongTransactionMs }),
+    ...(reclaimLockTimeoutMs === undefined ? {} : { reclaimLockTimeoutMs }),
   });
   await adminQuery(
     `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
@@ -385,8 +387,9 @@ describe('postgres reclaim after a sweep', () => {
 
   it("a reclaim that fails keeps its sweep and the sweep's count, reports the error, and leaves no copy", async () => {
     // The rebuild must start and then wait for the snapshot below, however slowly this machine gets there:
-    // the store counts a transaction as long only after 10 minutes.
-    const { schema, store } = await expiredStore(1000, 600_000);
+    // the store counts a transaction as long only after 10 minutes, and its rebuild waits up to 10 minutes
+    // for the snapshot (not the 2 s by default, which a stalled disk let pass before the watcher saw it).
+    const { schema, store } = await expiredStore(1000, 600_000, 600_000);
     expect(store).toBeInstanceOf(SqlStoreBase);
     const errors: unknown[] = [];
     sqlStore(store).onReclaimError = (error) => errors.push(error);
@@ -403,9 +406,9 @@ describe('postgres reclaim after a sweep', () => {
       [PAST],
     );
     let cancelled = false;
+    let swept = false;
     const watcher = (async () => {
-      const deadline = Date.now() + 15_000;
-      while (!cancelled && Date.now() < deadline) {
+      while (!cancelled && !swept) {
         const result = await adminQuery(
           `SELECT pg_cancel_backend(pid) AS ok FROM pg_stat_activity
             WHERE datname = current_database() AND pid <> pg_backend_pid()
@@ -418,6 +421,7 @@ describe('postgres reclaim after a sweep', () => {
     try {
       expect(await store.sweepExpired(100_000)).toBe(300);
     } finally {
+      swept = true;
       await watcher;
       await snapshot.release();
     }

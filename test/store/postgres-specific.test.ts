@@ -100,6 +100,19 @@ describe('postgres store', () => {
     );
   });
 
+  it('refuses reclaim timeouts that are not positive integers, naming the option', async () => {
+    const schema = freshSchema();
+    for (const [option, value] of [
+      ['reclaimLockTimeoutMs', 0],
+      ['reclaimLockTimeoutMs', 1.5],
+      ['reclaimLongTransactionMs', -1],
+    ] as const) {
+      await expect(openPostgresStore({ url: schemaUrl(schema), [option]: value })).rejects.toThrow(
+        new RegExp(`${option} must be`),
+      );
+    }
+  });
+
   it('opens every connection of its pool at start with warmPool (what serve does), one without', async () => {
     const schema = freshSchema();
     const named = (name: string) => {

@@ -101,6 +101,8 @@ export interface PostgresDriverOptions {
   readonly searchPathSet: boolean;
   /** See PostgresStoreOptions.reclaimLongTransactionMs. */
   readonly reclaimLongTransactionMs?: number;
+  /** See PostgresStoreOptions.reclaimLockTimeoutMs. */
+  readonly reclaimLockTimeoutMs?: number;
 }
 
 /** Module-wide, so that stores of different schemas on one caller's pool each set the schema they need. */
@@ -112,11 +114,12 @@ export function postgresDriver({
   schema,
   searchPathSet,
   reclaimLongTransactionMs,
+  reclaimLockTimeoutMs,
 }: PostgresDriverOptions): SqlDriver {
   const statements = new Map<string, Statement>();
   const quoted = `"${schema}"`;
   /** Which tables' index rebuilds back off after a failure, kept from one reclaim to the next. */
-  const reclaimState = new ReclaimState(reclaimLongTransactionMs);
+  const reclaimState = new ReclaimState(reclaimLongTransactionMs, reclaimLockTimeoutMs);
 
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {

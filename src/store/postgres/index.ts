@@ -19,6 +19,8 @@
  * - `reclaimLongTransactionMs`: a transaction of the database open longer than this keeps the storage
  *   reclaim after a sweep from rebuilding indexes or truncating tables it holds (docs/lifecycle.md).
  *   Default 1000.
+ * - `reclaimLockTimeoutMs`: how long a step of that reclaim (a VACUUM, an index rebuild, a drop of a
+ *   half-built copy) waits for a lock before it gives up and leaves the table for the next sweep. Default 2000.
  * JSON values are stored as JSON text (not jsonb, which refuses \u0000 inside strings), so every plain-JSON
  * value round-trips unchanged; audit queries cast with `::jsonb`.
  */
@@ -39,6 +41,7 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly warmPool?: boolean;
   readonly connectTimeoutMs?: number;
   readonly reclaimLongTransactionMs?: number;
+  readonly reclaimLockTimeoutMs?: number;
   /**
    * Internal (the tiered store): the sessions live elsewhere, so the session id a task, action or checkpoint
    * names is checked by the caller, not against this database's (empty) sessions table. Default false.
@@ -100,6 +103,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     options.reclaimLongTransactionMs === undefined
       ? undefined
       : checks.positiveInt(options.reclaimLongTransactionMs, 'reclaimLongTransactionMs');
+  const reclaimLockTimeoutMs =
+    options.reclaimLockTimeoutMs === undefined
+      ? undefined
+      : checks.positiveInt(options.reclaimLockTimeoutMs, 'reclaimLockTimeoutMs');
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
@@ -121,6 +128,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schema,
     searchPathSet: ownPool !== null,
     ...(reclaimLongTransactionMs === undefined ? {} : { reclaimLongTransactionMs }),
+    ...(reclaimLockTimeoutMs === undefined ? {} : { reclaimLockTimeoutMs }),
   });
   const end = async () => {
     if (ownPool !== null) await ownPool.end();

@@ -19,7 +19,7 @@
  *
  * Only one instance compacts a schema at a time (`pg_try_advisory_lock`): a busy lock means another is at
  * it, so this one skips rather than waits. The maintenance connection runs with `statement_timeout` 0 (a
- * database-wide timeout would cancel a long VACUUM or rebuild half-way) and `lock_timeout` 2 s. Tables this
+ * database-wide timeout would cancel a long VACUUM or rebuild half-way) and `lock_timeout` 2 s (LOCK_TIMEOUT_MS; the store's `reclaimLockTimeoutMs`). Tables this
  * role does not own are left alone (VACUUM by a non-owner only warns and skips); a step whose lock stays busy
  * gives up, and a VACUUM that had to leave most of the deleted rows (a snapshot older than the sweep is still
  * open somewhere in the database) does not count: those tables stay counted and are tried again after the
@@ -45,11 +45,11 @@ export const INDEX_BLOAT_FACTOR = 2;
  * transaction anywhere in the database). Giving up keeps the sweep from waiting on them; the table stays
  * counted and is tried after the next sweep.
  */
-const LOCK_TIMEOUT = '2s';
+export const LOCK_TIMEOUT_MS = 2000;
 
 /**
  * A transaction open for longer than this is a long one: a concurrent rebuild would have to wait for it (and
- * give up after LOCK_TIMEOUT), so none starts while one is open; a truncation or a drop that needs the locks it
+ * give up after LOCK_TIMEOUT_MS), so none starts while one is open; a truncation or a drop that needs the locks it
  * holds on a table is not tried on that table.
  */
 export const LONG_TRANSACTION_MS = 1000;
@@ -65,7 +65,7 @@ const REFUSED = new Set([
   '0A000', // feature_not_supported
   '42704', // undefined_object: the index went away meanwhile
 ]);
-/** lock_not_available: LOCK_TIMEOUT passed. */
+/** lock_not_available: the lock timeout passed. */
 const BUSY = '55P03';
 
 type Outcome = 'done' | 'refused' | 'busy';
@@ -91,8 +91,12 @@ async function attempt(client: pg.PoolClient, sql: string): Promise<Outcome> {
  * lock stayed busy) would likely fail again at the next sweep, each time leaving a half-built copy to drop.
  */
 export class ReclaimState {
-  /** A transaction open longer than this (ms) keeps index rebuilds and truncations from starting. */
-  constructor(readonly longTransactionMs: number = LONG_TRANSACTION_MS) {}
+  constructor(
+    /** A transaction open longer than this (ms) keeps index rebuilds and truncations from starting. */
+    readonly longTransactionMs: number = LONG_TRANSACTION_MS,
+    /** How long (ms) a step waits for a lock before it gives up (see LOCK_TIMEOUT_MS). */
+    readonly lockTimeoutMs: number = LOCK_TIMEOUT_MS,
+  ) {}
 
   private readonly backoff = new Map<string, { skip: number; failures: number }>();
 
@@ -263,7 +267,7 @@ async function indexFigures(client: pg.PoolClient, schema: string, tables: reado
  * named `<index>_ccnew` or `<index>_ccold`, with digits when there were several, beside the index it copies):
  * still updated by every write, never used by a read. Only of `tables` when given. A drop waits for every
  * transaction holding a lock on the table, so none is tried on a table a long transaction has locked, and the
- * first drop that finds a lock busy ends the cleanup: it never holds a sweep for more than one LOCK_TIMEOUT.
+ * first drop that finds a lock busy ends the cleanup: it never holds a sweep for more than one LOCK_TIMEOUT_MS.
  * What is left goes at a later reclaim.
  */
 async function dropLeftovers(
@@ -390,7 +394,7 @@ export async function reclaimPostgres(
   ]);
   if (locked.rows[0]?.ok !== true) return others;
   try {
-    await client.query(`SET lock_timeout = '${LOCK_TIMEOUT}'`);
+    await client.query(`SET lock_timeout = ${Math.floor(state.lockTimeoutMs)}`);
     await client.query('SET statement_timeout = 0');
     await dropLeftovers(client, schema, state.longTransactionMs);
     const { lockedTables } = await longTransactions(client, schema, state.longTransactionMs);
