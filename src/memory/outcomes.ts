@@ -4,7 +4,8 @@
  * `rememberTaskOutcome`: when a task is DONE, the slot values its type's rule names are written to the
  * user's `preferences` as `<task type>.<key>` (for `flight_booking`: the cabin class and the passenger
  * name). `proposedSlots`: for a new task of that type, the remembered values of slots not yet filled, each
- * with the question to ask ("business class again?"). The runtime calls both; neither calls a model.
+ * with the question to ask ("business class again?"). The runtime reads proposals with `proposedSlots` and
+ * writes `outcomePreferences` with the commit that marks a task DONE; none of them calls a model.
  */
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { MemoryItem, Task } from '../core/model.js';
@@ -92,6 +93,25 @@ async function preferencesOf(
 }
 
 /**
+ * The preferences (keys of `preferences`, values) a task's user chose, when the task is DONE and its type
+ * has rules; none otherwise. Read nothing, write nothing: the runtime writes them with the commit that marks
+ * the task DONE (`put_memory`), `rememberTaskOutcome` on its own.
+ */
+export function outcomePreferences(
+  task: Pick<Task, 'type' | 'state' | 'slots'>,
+  options: Pick<RememberOptions, 'rules'> = {},
+): { key: string; value: JsonValue }[] {
+  const rules = (options.rules ?? DEFAULT_OUTCOME_RULES)[task.type];
+  if (task.state !== 'DONE' || rules === undefined) return [];
+  const out: { key: string; value: JsonValue }[] = [];
+  for (const rule of rules) {
+    const value = slotValue(task.slots, rule);
+    if (value !== null) out.push({ key: preferenceKey(task.type, rule.key), value });
+  }
+  return out;
+}
+
+/**
  * Writes what a DONE task's user chose to their preferences; returns the items written. A task that is not
  * DONE, or whose type has no rule, writes nothing. Values already remembered are not written again.
  */
@@ -105,10 +125,7 @@ export async function rememberTaskOutcome(
   const memory = userMemory(store, { tenant_id: task.tenant_id, user_id: task.user_id });
   const remembered = await preferencesOf(memory, task.type, rules);
   const puts: Promise<MemoryItem>[] = [];
-  for (const rule of rules) {
-    const value = slotValue(task.slots, rule);
-    if (value === null) continue;
-    const key = preferenceKey(task.type, rule.key);
+  for (const { key, value } of outcomePreferences(task, options)) {
     const existing = remembered.get(key) ?? null;
     if (existing !== null && JSON.stringify(existing.value) === JSON.stringify(value)) continue;
     const put = options.ttlSeconds === undefined ? {} : { ttlSeconds: options.ttlSeconds };

@@ -6,20 +6,21 @@
  * proposal (the normal question follows), another value fills the slot as usual. All of it is plain code:
  * no model decides task state.
  *
- * A task that reaches DONE has its user's choices written (`rememberTaskOutcome`) just before the turn's
- * final commit, as a journal step that commit saves: a resumed run replays the recorded step and writes
- * nothing; a run that died between the write and the commit writes again, which changes nothing (equal
- * values are not written again), so memory is never written twice nor differently.
+ * A task that reaches DONE has its user's choices written by the turn's final commit, the one that marks
+ * it DONE (`put_memory` of the batch, `outcomeMemory`): both or neither, with no read and no round trip of
+ * their own. A resumed run whose final commit was made replays it and writes nothing again.
  */
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Task } from '../core/model.js';
+import { PREFERENCES } from '../memory/namespaces.js';
 import {
   DEFAULT_OUTCOME_RULES,
+  outcomePreferences,
   proposedSlots,
-  rememberTaskOutcome,
   type SlotProposal,
 } from '../memory/outcomes.js';
 import type { Language } from '../models/types.js';
+import type { NewMemory } from '../store/types.js';
 import type { RunContext } from './run-context.js';
 
 /** True when tasks of this type remember outcomes and get proposals. */
@@ -36,14 +37,17 @@ export async function readProposals(rt: RunContext, typeName: string): Promise<S
   return read as unknown as SlotProposal[];
 }
 
-/** Writes what a DONE task's user chose (a journal step); returns the preference keys written. */
-export async function rememberOutcome(rt: RunContext, task: Task): Promise<string[]> {
+/**
+ * What a task's user chose, as items of their `preferences` for the commit that marks the task DONE to
+ * write (`put_memory`); none for a task that is not DONE or whose type remembers nothing.
+ */
+export function outcomeMemory(task: Task): NewMemory[] {
   if (!remembers(task.type)) return [];
-  const written = await rt.read('memory.remember', async () => {
-    const items = await rememberTaskOutcome(rt.store, { ...task, state: 'DONE' });
-    return items.map((item) => item.key);
-  });
-  return written as string[];
+  return outcomePreferences({ ...task, state: 'DONE' }).map(({ key, value }) => ({
+    namespace: PREFERENCES,
+    key,
+    value,
+  }));
 }
 
 function proposalsOf(data: JsonObject): SlotProposal[] {

@@ -11,12 +11,13 @@ import type { JsonValue } from '../core/json.js';
 import type { Action, Session, Task, TaskState } from '../core/model.js';
 import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
+import type { NewMemory } from '../store/types.js';
 import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
 import { conversationFor } from './conversation.js';
 import { executeTask, type FinalWrite } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
-import { rememberOutcome } from './memory-link.js';
+import { outcomeMemory } from './memory-link.js';
 import { nothingText } from './replies.js';
 import { type RouteOutcome, routeByRules } from './router.js';
 import type { CommitBatch, CommitResult, RunContext } from './run-context.js';
@@ -109,6 +110,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const parts: string[] = [];
   const writes: Write[] = [];
   const completions: NonNullable<FinalWrite['complete_action']>[] = [];
+  /** Preferences the tasks made DONE here teach, by namespace and key (a later task's value wins). */
+  const remembered = new Map<string, NewMemory>();
   const touched: string[] = [];
   const actions: Action[] = [];
   let reaction: Reaction | null = null;
@@ -172,8 +175,10 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     const isTarget = task.id === targetId;
     if (!touched.includes(task.id)) touched.push(task.id);
     const { write } = report;
-    // What the user chose is remembered before the commit that marks the task DONE (see memory-link.ts).
-    if (write.state === 'DONE') await rememberOutcome(rt, report.task);
+    // What the user chose is remembered by the commit that marks the task DONE (see memory-link.ts).
+    if (write.state === 'DONE') {
+      for (const item of outcomeMemory(report.task)) remembered.set(`${item.namespace}\n${item.key}`, item);
+    }
     if (write.complete_action !== null) completions.push(write.complete_action);
     const changedLine = write.status_line !== report.task.status_line || write.state !== null;
     if (changedLine) {
@@ -216,6 +221,7 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
       w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
     ),
     complete_actions: completions,
+    ...(remembered.size === 0 ? {} : { put_memory: [...remembered.values()] }),
     messages: {
       session_id: sessionId,
       items: [

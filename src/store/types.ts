@@ -219,6 +219,12 @@ export interface TurnBatch {
    * holds it, as `releaseLease` does; a batch that fails frees nothing.
    */
   readonly release_lease?: { readonly name: string; readonly owner: string };
+  /**
+   * Items of the scope's user's long-term memory, each written as `putMemory` writes it (a live item keeps
+   * its `created_at`), in the same commit as the rest: a run writes what a task's user chose with the
+   * commit that marks the task DONE. At most one item per namespace and key.
+   */
+  readonly put_memory?: readonly NewMemory[];
 }
 
 export interface TurnResult {
@@ -229,6 +235,8 @@ export interface TurnResult {
   readonly checkpoint: Checkpoint | null;
   /** With `release_lease`: true when the lease was held by its owner and is now free. */
   readonly lease_released?: boolean;
+  /** With `put_memory`: the items as written, in the batch's order. */
+  readonly memory?: MemoryItem[];
 }
 
 /** A session with its newest message (null when it has none): what a run of the session starts from. */

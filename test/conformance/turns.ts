@@ -300,4 +300,105 @@ export function turnTests(t: Ctx): void {
       expect(await takenBy(x.name, 'runner-b')).toBe(false);
     });
   });
+
+  describe('a turn that writes memory', () => {
+    /** The shape of a run's final commit that marks a task DONE: messages, the task, a checkpoint. */
+    function doneBatch(x: Awaited<ReturnType<typeof setup>>): TurnBatch {
+      return {
+        messages: { session_id: x.s.id, items: [{ role: 'assistant', content: 'Booked.' }] },
+        update_tasks: [{ id: x.a.id, expected_version: x.a.version, patch: { status_line: 'booked' } }],
+        checkpoint: { run_id: x.run, session_id: x.s.id, step: 0, label: 'turn', channels: { done: true } },
+      };
+    }
+    const seat = { namespace: 'preferences', key: 'flight_booking.seat', value: 'aisle' };
+
+    it('writes the items with the rest of the batch, whatever its shape, as putMemory writes them', async () => {
+      for (const shape of ['final', 'full', 'memory only'] as const) {
+        const x = await setup();
+        // Each shape its own keys; the last its own user (a batch of memory only, no session).
+        const mine =
+          shape === 'memory only' ? { ...t.scope, user_id: `${t.scope.user_id}_memory_only` } : t.scope;
+        const seat = { namespace: 'preferences', key: `seat.${shape}`, value: 'aisle' };
+        const cabin = { namespace: 'preferences', key: `cabin.${shape}`, value: { class: 'business' } };
+        const kept = await t.store.putMemory(mine, { ...seat, value: 'window' });
+        t.clock.advance(5_000);
+        const base = shape === 'final' ? doneBatch(x) : shape === 'full' ? fullBatch(x, 'none') : {};
+        const result = await t.store.commitTurn(mine, {
+          ...base,
+          put_memory: [seat, { ...cabin, ttl_seconds: 600 }],
+        });
+        expect(
+          result.memory?.map((m) => [m.namespace, m.key, m.value]),
+          shape,
+        ).toEqual([
+          ['preferences', seat.key, 'aisle'],
+          ['preferences', cabin.key, { class: 'business' }],
+        ]);
+        const [written, fresh] = result.memory ?? [];
+        // A live item keeps its created_at; a new one is created now.
+        expect(written?.created_at, shape).toBe(kept.created_at);
+        expect(ms(written?.updated_at ?? ''), shape).toBe(ms(kept.updated_at) + 5_000);
+        expect(written?.expires_at, shape).toBeNull();
+        expect(ms(fresh?.expires_at ?? ''), shape).toBe(ms(fresh?.created_at ?? '') + 600_000);
+        expect(await t.store.getMemory(mine, seat.namespace, seat.key), shape).toEqual(written);
+        expect(await t.store.getMemory(mine, cabin.namespace, cabin.key), shape).toEqual(fresh);
+        // Only the scope's user has them.
+        expect(await t.store.getMemory(t.neighbour, cabin.namespace, cabin.key), shape).toBeNull();
+        if (shape !== 'memory only') expect(result.messages.length, shape).toBeGreaterThan(0);
+      }
+    });
+
+    it('says nothing of memory without put_memory, and an empty list writes none', async () => {
+      const x = await setup();
+      const plain = await t.store.commitTurn(t.scope, doneBatch(x));
+      expect(plain.memory).toBeUndefined();
+      const empty = await t.store.commitTurn(t.scope, {
+        messages: { session_id: x.s.id, items: [{ role: 'user', content: 'again' }] },
+        put_memory: [],
+      });
+      expect(empty.memory).toEqual([]);
+      expect((await t.store.listMemory(t.scope, 'preferences')).items).toEqual([]);
+    });
+
+    it('a failed batch writes no item', async () => {
+      const x = await setup();
+      const done = doneBatch(x);
+      const stale: TurnBatch = {
+        ...done,
+        update_tasks: [{ id: x.a.id, expected_version: 99, patch: { status_line: 'booked' } }],
+      };
+      for (const batch of [fullBatch(x, 'task'), stale]) {
+        await expectError(
+          t.store,
+          t.store.commitTurn(t.scope, { ...batch, put_memory: [seat] }),
+          'version_conflict',
+        );
+        expect(await t.store.getMemory(t.scope, seat.namespace, seat.key)).toBeNull();
+      }
+    });
+
+    it('refuses a malformed put_memory and changes nothing', async () => {
+      const x = await setup();
+      const before = await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run);
+      const bad = [
+        'aisle',
+        [{ namespace: 'preferences', key: 'seat' }],
+        [{ ...seat, namespace: '' }],
+        [{ ...seat, key: 7 }],
+        [{ ...seat, value: new Date(0) }],
+        [{ ...seat, ttl_seconds: 0 }],
+        [{ ...seat, colour: 'red' }],
+        [seat, { ...seat, value: 'window' }],
+      ] as unknown as NonNullable<TurnBatch['put_memory']>[];
+      for (const put_memory of bad) {
+        await expectInvalid(
+          t.store,
+          t.store.commitTurn(t.scope, { ...doneBatch(x), put_memory }),
+          'put_memory',
+        );
+      }
+      expect(await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run)).toEqual(before);
+      expect((await t.store.listMemory(t.scope, 'preferences')).items).toEqual([]);
+    });
+  });
 }

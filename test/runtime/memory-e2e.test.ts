@@ -1,7 +1,8 @@
 /**
  * Long-term memory through the runtime, on SQLite: a first session books business class for Ada Lovelace;
  * a second session of the same user (new session id, a week later) is offered both again and "yes" fills
- * them; a crash-replayed run does not write memory twice; another user gets no proposal.
+ * them; the choices are written by the commit that marks the booking DONE (a run that dies before it
+ * leaves none, its resumed run writes them once); another user gets no proposal.
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,7 +20,7 @@ afterAll(() => temp.cleanup());
 
 const CABIN_QUESTION = 'Which cabin class: economy, business or first?';
 
-/** Counts putMemory calls made through it. */
+/** Counts the memory items written through it: by putMemory, and by a commit's put_memory. */
 function countingStore(store: StateStore): { store: StateStore; puts: () => number } {
   let puts = 0;
   const proxy = new Proxy(store, {
@@ -28,6 +29,13 @@ function countingStore(store: StateStore): { store: StateStore; puts: () => numb
         return (...args: Parameters<StateStore['putMemory']>) => {
           puts++;
           return target.putMemory(...args);
+        };
+      }
+      if (prop === 'commitTurn') {
+        return async (...args: Parameters<StateStore['commitTurn']>) => {
+          const done = await target.commitTurn(...args);
+          puts += done.memory?.length ?? 0;
+          return done;
         };
       }
       const value = Reflect.get(target, prop, receiver);
@@ -60,28 +68,33 @@ describe('memory through the runtime', () => {
     expect((await turnIn(store, scope, s1.id, 'Ada Lovelace')).reply).toContain('Shall I book it?');
     clock.advance(60_000);
     // The confirming turn commits twice (before airline.book with the move to EXECUTING; the turn, which
-    // writes the booking's result): the last one dies before it is applied, after the memory was written.
+    // writes the booking's result and the user's choices): the last one dies before it is applied, and
+    // leaves no memory (it is written by that commit, or not at all).
     const counted1 = countingStore(crashingStore(store, 2, 'before'));
     await expect(turnIn(counted1.store, scope, s1.id, 'yes')).rejects.toBeInstanceOf(SimulatedCrash);
-    expect(counted1.puts()).toBe(2);
+    expect(counted1.puts()).toBe(0);
     const memory = userMemory(store, scope);
-    const cabin = await memory.get(PREFERENCES, 'flight_booking.cabin_class');
-    const name = await memory.get(PREFERENCES, 'flight_booking.passenger_name');
-    expect(cabin?.value).toBe('business');
-    expect(name?.value).toBe('Ada Lovelace');
+    expect(await memory.all(PREFERENCES)).toEqual([]);
 
     clock.advance(60_000);
     const counted2 = countingStore(store);
     const resumed = await resumeRun(runtimeOptions(counted2.store, scope, s1.id, tools, clock));
     expect(resumed?.resumed).toBe(true);
     expect(resumed?.tasks[0]?.state).toBe('DONE');
-    expect(counted2.puts()).toBe(0);
-    expect((await memory.get(PREFERENCES, 'flight_booking.cabin_class'))?.updated_at).toBe(cabin?.updated_at);
+    // The resumed run's final commit marks the task DONE and writes both choices, once.
+    expect(counted2.puts()).toBe(2);
+    const cabin = await memory.get(PREFERENCES, 'flight_booking.cabin_class');
+    const name = await memory.get(PREFERENCES, 'flight_booking.passenger_name');
+    expect(cabin?.value).toBe('business');
+    expect(name?.value).toBe('Ada Lovelace');
+    expect(cabin?.updated_at).toBe(resumed?.tasks[0]?.updated_at);
     expect(readLedger(ledger)).toHaveLength(1);
     // Resuming a finished run writes nothing either.
     const counted3 = countingStore(store);
+    clock.advance(60_000);
     await resumeRun(runtimeOptions(counted3.store, scope, s1.id, tools, clock));
     expect(counted3.puts()).toBe(0);
+    expect((await memory.get(PREFERENCES, 'flight_booking.cabin_class'))?.updated_at).toBe(cabin?.updated_at);
     const items = await memory.all(PREFERENCES);
     expect(items.map((i) => i.key).sort()).toEqual([
       'flight_booking.cabin_class',

@@ -315,7 +315,7 @@ describe('a turn in one statement (PostgreSQL)', () => {
     expect(await store.listMessages(scope, session.id)).toEqual([]);
   });
 
-  it('a first turn (session patch, task created) and a booking (action begun, then completed) are one statement each', async () => {
+  it('a first turn (session patch, task created) and a booking (action begun, then completed, memory written) are one statement each', async () => {
     const { scope, session, start, batch } = await turnSetup();
     const usual = batch({});
     reset();
@@ -376,8 +376,14 @@ describe('a turn in one statement (PostgreSQL)', () => {
     const action = before.actions[0];
     expect(action).toEqual(await store.getAction(scope, action?.id ?? ''));
     expect(action).toMatchObject({ status: 'PENDING', attempts: 1 });
+    // The booking's final commit writes the user's choices too: one item there already (kept created_at).
+    const seat = await store.putMemory(scope, { namespace: 'preferences', key: 'seat', value: 'window' });
     reset();
     const after = await store.commitTurn(scope, {
+      put_memory: [
+        { namespace: 'preferences', key: 'seat', value: 'aisle' },
+        { namespace: 'preferences', key: 'cabin', value: 'business', ttl_seconds: 3600 },
+      ],
       session: { id: session.id, expected_version: session.version + 1, patch: { status: 'active' } },
       complete_actions: [{ id: action?.id ?? '', status: 'SUCCESS', result: { booking_id: 'bk_1' } }],
       update_tasks: [
@@ -387,6 +393,12 @@ describe('a turn in one statement (PostgreSQL)', () => {
       checkpoint: checkpoint(3, before.checkpoint?.id ?? null),
     });
     expect(counts).toEqual({ statements: 1, transactions: 0 });
+    expect(after.memory).toEqual([
+      await store.getMemory(scope, 'preferences', 'seat'),
+      await store.getMemory(scope, 'preferences', 'cabin'),
+    ]);
+    expect(after.memory?.map((m) => m.value)).toEqual(['aisle', 'business']);
+    expect(after.memory?.[0]?.created_at).toBe(seat.created_at);
     expect(after.actions).toEqual([await store.getAction(scope, action?.id ?? '')]);
     expect(after.actions[0]).toMatchObject({ status: 'SUCCESS', result: { booking_id: 'bk_1' } });
     expect(after.tasks).toEqual([await store.getTask(scope, task.id)]);

@@ -14,32 +14,44 @@ function live(c: Ctx, k: string): MemoryItem | null {
   return item.expires_at !== null && Date.parse(item.expires_at) <= c.now ? null : item;
 }
 
-export function putMemory(c: Ctx, scope: Scope, input: NewMemory): MemoryItem {
-  checkScope(scope);
-  record(input, 'memory', MEMORY_FIELDS);
-  const namespace = name(input.namespace, 'memory.namespace');
-  const itemKey = name(input.key, 'memory.key');
-  if (!('value' in input)) fail('memory.value is required (use null for none)');
-  const value = json(input.value, 'memory.value');
+/** `input` checked (paths under `path`), as putMemory and a turn's `put_memory` take it. */
+export function checkNewMemory(input: NewMemory, path = 'memory') {
+  record(input, path, MEMORY_FIELDS);
+  const namespace = name(input.namespace, `${path}.namespace`);
+  const itemKey = name(input.key, `${path}.key`);
+  if (!('value' in input)) fail(`${path}.value is required (use null for none)`);
+  const value = json(input.value, `${path}.value`);
   const ttl =
     input.ttl_seconds === undefined || input.ttl_seconds === null
       ? null
-      : positiveInt(input.ttl_seconds, 'memory.ttl_seconds');
-  const k = key(scope.tenant_id, scope.user_id, namespace, itemKey);
+      : positiveInt(input.ttl_seconds, `${path}.ttl_seconds`);
+  return { namespace, key: itemKey, value, ttl };
+}
+
+export type CheckedMemory = ReturnType<typeof checkNewMemory>;
+
+/** Writes a checked item; a live one keeps its `created_at`. */
+export function writeMemory(c: Ctx, scope: Scope, input: CheckedMemory): MemoryItem {
+  const k = key(scope.tenant_id, scope.user_id, input.namespace, input.key);
   const previous = live(c, k);
   const at = isoAt(c.now);
   const item: MemoryItem = {
     tenant_id: scope.tenant_id,
     user_id: scope.user_id,
-    namespace,
-    key: itemKey,
-    value,
+    namespace: input.namespace,
+    key: input.key,
+    value: input.value,
     created_at: previous?.created_at ?? at,
     updated_at: at,
-    expires_at: ttl === null ? null : isoAt(c.now + ttl * 1000),
+    expires_at: input.ttl === null ? null : isoAt(c.now + input.ttl * 1000),
   };
   c.tx.set(c.t.memory, k, item);
   return copy(item);
+}
+
+export function putMemory(c: Ctx, scope: Scope, input: NewMemory): MemoryItem {
+  checkScope(scope);
+  return writeMemory(c, scope, checkNewMemory(input));
 }
 
 export function getMemory(c: Ctx, scope: Scope, namespace: string, itemKey: string): MemoryItem | null {

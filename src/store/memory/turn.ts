@@ -1,6 +1,7 @@
 /**
  * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
- * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
+ * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint,
+ * memory items, and the lease it frees.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
 
@@ -17,6 +18,7 @@ import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import { releaseLease } from './claims.js';
 import { type Ctx, copy } from './db.js';
+import { checkNewMemory, writeMemory } from './items.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
@@ -80,7 +82,12 @@ function checkBatch(batch: TurnBatch) {
       owner: name(batch.release_lease.owner, 'batch.release_lease.owner'),
     };
   }
-  return { session, creates, updates, begins, completes, messages, checkpoint, release };
+  const memory = list(batch.put_memory, 'batch.put_memory').map((m, i) =>
+    checkNewMemory(m, `batch.put_memory[${i}]`),
+  );
+  const named = new Set(memory.map((m) => JSON.stringify([m.namespace, m.key])));
+  if (named.size < memory.length) fail('batch.put_memory names one namespace and key twice');
+  return { session, creates, updates, begins, completes, messages, checkpoint, release, memory };
 }
 
 export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
@@ -104,7 +111,12 @@ export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
     }
   }
   if (b.checkpoint !== null) checkpoint = insertCheckpoint(c, scope, b.checkpoint);
-  if (b.release === null) return copy({ session, tasks, actions, messages, checkpoint });
+  const memory = b.memory.map((item) => writeMemory(c, scope, item));
+  const written = {
+    ...copy({ session, tasks, actions, messages, checkpoint }),
+    ...(batch.put_memory === undefined ? {} : { memory }),
+  };
+  if (b.release === null) return written;
   const lease_released = releaseLease(c, scope, b.release.name, b.release.owner);
-  return { ...copy({ session, tasks, actions, messages, checkpoint }), lease_released };
+  return { ...written, lease_released };
 }

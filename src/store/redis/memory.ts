@@ -15,7 +15,7 @@ import {
   type Page,
   type Scope,
 } from '../types.js';
-import { type Ctx, runPlan } from './plan.js';
+import { type Ctx, type Plan, runPlan } from './plan.js';
 import { nativeTtlMs, userKeys } from './scope.js';
 import * as v from './validate.js';
 
@@ -31,39 +31,50 @@ function checkNames(scope: Scope, namespace: string, key?: string): void {
   if (key !== undefined) v.text(key, 'key', MAX_MEMORY_KEY);
 }
 
-export function putMemory(ctx: Ctx, scope: Scope, input: NewMemory): Promise<MemoryItem> {
+/** `input` checked, its fields named under `path` (`memory` for putMemory, a turn's `put_memory[i]`). */
+export function checkNewMemory(scope: Scope, input: NewMemory, path = 'memory'): void {
   if (typeof input !== 'object' || input === null)
-    throw invalidRequest('[redis] memory input must be an object');
-  v.knownFields(input, MEMORY_FIELDS, 'memory');
-  checkNames(scope, input.namespace, input.key);
-  v.jsonValue(input.value, 'value');
-  const ttl =
-    input.ttl_seconds === undefined || input.ttl_seconds === null
-      ? null
-      : v.ttlSeconds(input.ttl_seconds, 'ttl_seconds');
+    throw invalidRequest(`[redis] ${path} input must be an object`);
+  v.knownFields(input, MEMORY_FIELDS, path);
+  v.checkScope(scope);
+  const at = path === 'memory' ? '' : `${path}.`;
+  v.text(input.namespace, `${at}namespace`);
+  v.text(input.key, `${at}key`, MAX_MEMORY_KEY);
+  v.jsonValue(input.value, `${at}value`);
+  if (input.ttl_seconds !== undefined && input.ttl_seconds !== null)
+    v.ttlSeconds(input.ttl_seconds, `${at}ttl_seconds`);
+}
+
+/** Writes a checked item in `plan`; a live one keeps its `created_at`. */
+export async function preparePutMemory(plan: Plan, scope: Scope, input: NewMemory): Promise<MemoryItem> {
+  const { ctx } = plan;
+  const ttl = input.ttl_seconds ?? null;
   const keys = userKeys(ctx, scope.tenant_id, scope.user_id);
   const key = keys.memory(input.namespace, input.key);
-  return runPlan(ctx, async (plan) => {
-    const now = ctx.clock.now();
-    const row = await plan.read(key);
-    const before = row === null ? null : (JSON.parse(row.json) as MemoryItem);
-    const at = isoAt(now);
-    const item: MemoryItem = {
-      tenant_id: scope.tenant_id,
-      user_id: scope.user_id,
-      namespace: input.namespace,
-      key: input.key,
-      value: structuredClone(input.value),
-      created_at: before !== null && live(before, now) ? before.created_at : at,
-      updated_at: at,
-      expires_at: ttl === null ? null : isoAt(now + ttl * 1000),
-    };
-    plan.put(key, JSON.stringify(item));
-    if (ttl === null) plan.write('PERSIST', key);
-    else plan.write('PEXPIRE', key, nativeTtlMs(now + ttl * 1000, now, ttl));
-    plan.write('ZADD', keys.memoryIndex(input.namespace), 0, input.key);
-    return item;
-  });
+  const now = ctx.clock.now();
+  const row = await plan.read(key);
+  const before = row === null ? null : (JSON.parse(row.json) as MemoryItem);
+  const at = isoAt(now);
+  const item: MemoryItem = {
+    tenant_id: scope.tenant_id,
+    user_id: scope.user_id,
+    namespace: input.namespace,
+    key: input.key,
+    value: structuredClone(input.value),
+    created_at: before !== null && live(before, now) ? before.created_at : at,
+    updated_at: at,
+    expires_at: ttl === null ? null : isoAt(now + ttl * 1000),
+  };
+  plan.put(key, JSON.stringify(item));
+  if (ttl === null) plan.write('PERSIST', key);
+  else plan.write('PEXPIRE', key, nativeTtlMs(now + ttl * 1000, now, ttl));
+  plan.write('ZADD', keys.memoryIndex(input.namespace), 0, input.key);
+  return item;
+}
+
+export function putMemory(ctx: Ctx, scope: Scope, input: NewMemory): Promise<MemoryItem> {
+  checkNewMemory(scope, input);
+  return runPlan(ctx, (plan) => preparePutMemory(plan, scope, input));
 }
 
 export async function getMemory(

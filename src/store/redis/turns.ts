@@ -4,7 +4,7 @@
  */
 
 import { invalidRequest } from '../../core/errors.js';
-import type { Action, Message, Session, Task } from '../../core/model.js';
+import type { Action, MemoryItem, Message, Session, Task } from '../../core/model.js';
 import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
@@ -22,13 +22,14 @@ import {
 } from './actions.js';
 import { checkNewCheckpoint, preparePutCheckpoint } from './checkpoints.js';
 import { prepareReleaseLease } from './claims.js';
+import { checkNewMemory, preparePutMemory } from './memory.js';
 import { checkMessages, prepareAppend } from './messages.js';
 import { type Ctx, runPlan } from './plan.js';
 import { checkSessionPatch, prepareUpdateSession } from './sessions.js';
 import { checkNewTask, checkTaskPatch, prepareCreateTask, prepareUpdateTask } from './tasks.js';
 import * as v from './validate.js';
 
-function checkBatch(batch: TurnBatch): void {
+function checkBatch(scope: Scope, batch: TurnBatch): void {
   if (typeof batch !== 'object' || batch === null)
     throw invalidRequest('[redis] turn batch must be an object');
   v.knownFields(batch, BATCH_FIELDS, 'batch');
@@ -63,11 +64,20 @@ function checkBatch(batch: TurnBatch): void {
     v.text(batch.release_lease.name, 'release_lease.name');
     v.text(batch.release_lease.owner, 'release_lease.owner');
   }
+  if (batch.put_memory !== undefined) {
+    if (!Array.isArray(batch.put_memory)) throw invalidRequest('[redis] batch.put_memory must be an array');
+    batch.put_memory.forEach((item, i) => {
+      checkNewMemory(scope, item, `put_memory[${i}]`);
+    });
+    const named = new Set(batch.put_memory.map((m) => JSON.stringify([m.namespace, m.key])));
+    if (named.size < batch.put_memory.length)
+      throw invalidRequest('[redis] batch.put_memory names one namespace and key twice');
+  }
 }
 
 export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
   v.checkScope(scope);
-  checkBatch(batch);
+  checkBatch(scope, batch);
   return runPlan(ctx, async (plan) => {
     let session: Session | null = null;
     if (batch.session !== undefined) {
@@ -98,9 +108,19 @@ export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<Tu
     }
     const checkpoint =
       batch.checkpoint === undefined ? null : await preparePutCheckpoint(plan, scope, batch.checkpoint);
+    const memory: MemoryItem[] = [];
+    for (const item of batch.put_memory ?? []) memory.push(await preparePutMemory(plan, scope, item));
+    const written = {
+      session,
+      tasks,
+      actions,
+      messages,
+      checkpoint,
+      ...(batch.put_memory === undefined ? {} : { memory }),
+    };
     const release = batch.release_lease;
-    if (release === undefined) return { session, tasks, actions, messages, checkpoint };
+    if (release === undefined) return written;
     const lease_released = await prepareReleaseLease(plan, scope, release.name, release.owner);
-    return { session, tasks, actions, messages, checkpoint, lease_released };
+    return { ...written, lease_released };
   });
 }

@@ -54,6 +54,7 @@ export const BATCH_FIELDS = [
   'messages',
   'checkpoint',
   'release_lease',
+  'put_memory',
 ] as const;
 export const RELEASE_LEASE_FIELDS = ['name', 'owner'] as const;
 export const VERSIONED_PATCH_FIELDS = ['id', 'expected_version', 'patch'] as const;

@@ -17,28 +17,28 @@ export interface CheckedMemory {
   readonly ttl_seconds: number | null;
 }
 
-export function checkNewMemory(ctx: SqlContext, input: NewMemory): CheckedMemory {
+export function checkNewMemory(ctx: SqlContext, input: NewMemory, path = 'memory'): CheckedMemory {
   const { v } = ctx;
-  v.record(input, 'memory', MEMORY_FIELDS);
-  const namespace = v.name(input.namespace, 'memory.namespace');
-  const key = v.name(input.key, 'memory.key');
-  if (!('value' in input)) v.fail('memory.value is required (use null for none)');
+  v.record(input, path, MEMORY_FIELDS);
+  const namespace = v.name(input.namespace, `${path}.namespace`);
+  const key = v.name(input.key, `${path}.key`);
+  if (!('value' in input)) v.fail(`${path}.value is required (use null for none)`);
   return {
     namespace,
     key,
-    value: v.json(input.value, 'memory.value'),
+    value: v.json(input.value, `${path}.value`),
     ttl_seconds:
       input.ttl_seconds === undefined || input.ttl_seconds === null
         ? null
-        : v.positiveInt(input.ttl_seconds, 'memory.ttl_seconds'),
+        : v.positiveInt(input.ttl_seconds, `${path}.ttl_seconds`),
   };
 }
 
 /**
- * One statement, atomic by itself (no transaction around it): the row is written, and an item that is
- * still live keeps its `created_at` (an expired one counts as absent, as every read does).
+ * The item `input` makes now, and the upsert that writes it (RETURNING the `created_at` it keeps): an item
+ * that is still live keeps its `created_at` (an expired one counts as absent, as every read does).
  */
-export async function upsertMemory(ctx: SqlContext, q: SqlExecutor, scope: Scope, input: CheckedMemory) {
+export function memoryUpsert(ctx: SqlContext, scope: Scope, input: CheckedMemory, alias = 'created_at') {
   const now = nowIso(ctx);
   const item: MemoryItem = {
     tenant_id: scope.tenant_id,
@@ -50,27 +50,36 @@ export async function upsertMemory(ctx: SqlContext, q: SqlExecutor, scope: Scope
     updated_at: now,
     expires_at: input.ttl_seconds === null ? null : isoAfter(ctx, input.ttl_seconds * 1000),
   };
-  const row = await q.get(
-    `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+  const sql = `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (tenant_id, user_id, namespace, key) DO UPDATE SET value = excluded.value,
       created_at = CASE WHEN memory.expires_at IS NULL OR memory.expires_at > ? THEN memory.created_at
         ELSE excluded.created_at END,
       updated_at = excluded.updated_at, expires_at = excluded.expires_at
-      RETURNING created_at`,
-    [
-      item.tenant_id,
-      item.user_id,
-      item.namespace,
-      item.key,
-      toJson(item.value),
-      item.created_at,
-      item.updated_at,
-      item.expires_at,
-      now,
-    ],
-  );
-  const created = row?.created_at;
+      RETURNING created_at AS ${alias}`;
+  const params: SqlParam[] = [
+    item.tenant_id,
+    item.user_id,
+    item.namespace,
+    item.key,
+    toJson(item.value),
+    item.created_at,
+    item.updated_at,
+    item.expires_at,
+    now,
+  ];
+  return { item, sql, params };
+}
+
+/** `item` with the `created_at` the upsert kept. */
+export function withCreatedAt(item: MemoryItem, created: unknown): MemoryItem {
   return created === undefined || created === null ? item : { ...item, created_at: String(created) };
+}
+
+/** One statement, atomic by itself (no transaction around it). */
+export async function upsertMemory(ctx: SqlContext, q: SqlExecutor, scope: Scope, input: CheckedMemory) {
+  const { item, sql, params } = memoryUpsert(ctx, scope, input);
+  const row = await q.get(sql, params);
+  return withCreatedAt(item, row?.created_at);
 }
 
 const LIVE = '(expires_at IS NULL OR expires_at > ?)';

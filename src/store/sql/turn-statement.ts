@@ -3,8 +3,8 @@
  * actions begun and completed, its messages and a checkpoint; as a transaction that is BEGIN, a statement
  * or two per part and COMMIT: 6 round trips for a turn that fills a slot, 11 for one that books. Here it is
  * one: data-modifying WITH clauses (the checkpoint's blobs and row, each task's insert or update with its
- * event, each action's insert or completion, the session's patch and count with the messages, the lease it
- * frees), and a main query that divides by the product of what each wrote (one row each; the lease, not
+ * event, each action's insert or completion, the session's patch and count with the messages, each memory
+ * item's upsert, the lease it frees), and a main query that divides by the product of what each wrote (one row each; the lease, not
  * counted, may be gone already). When any wrote nothing (a stale
  * version, a refused move, an expired session, an id or key already there, a task or action missing, a
  * previous checkpoint gone), the division by zero fails the statement,
@@ -28,6 +28,7 @@ import { checksSession, ownSessionSelect } from './attach.js';
 import { checkpointAfterKnown, checkpointRunKey, knownLast } from './checkpoints.js';
 import { isoAfter, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import { memoryUpsert, withCreatedAt } from './memory.js';
 import {
   ACTION_COLUMNS,
   EVENT_COLUMNS,
@@ -206,6 +207,17 @@ export async function writeTurnInOneStatement(
     returned.push('s');
   }
 
+  // Memory items: an upsert each (one row each, whatever was there), counted so that a row not written
+  // sends the batch to the transaction.
+  const memory = b.memory.map((input, i) => {
+    const upsert = memoryUpsert(ctx, scope, input, `mp${i}_created_at`);
+    ctes.push(`mp${i} AS (${upsert.sql})`);
+    params.push(...upsert.params);
+    counted.push(`mp${i}`);
+    returned.push(`mp${i}`);
+    return upsert.item;
+  });
+
   // The lease the batch frees (its owner's only): no guard, a lease not held is no reason to refuse the turn.
   let releasedColumn = '';
   if (b.release !== null) {
@@ -257,6 +269,9 @@ export async function writeTurnInOneStatement(
     ],
     messages,
     checkpoint: put.checkpoint,
+    ...(b.putMemory
+      ? { memory: memory.map((item, i) => withCreatedAt(item, written[`mp${i}_created_at`])) }
+      : {}),
     ...(b.release === null ? {} : { lease_released: Number(row.lease_released) > 0 }),
   };
 }

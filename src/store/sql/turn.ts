@@ -1,10 +1,11 @@
 /**
  * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
- * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint.
+ * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint,
+ * memory items, and the lease it frees.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
 
-import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import type { Action, Checkpoint, MemoryItem, Message, Session, Task } from '../../core/model.js';
 import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
@@ -18,6 +19,7 @@ import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { SqlContext } from './context.js';
 import { releaseLeaseRow } from './coordination.js';
 import type { SqlExecutor } from './executor.js';
+import { checkNewMemory, upsertMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
@@ -80,7 +82,13 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
       owner: v.name(batch.release_lease.owner, 'batch.release_lease.owner'),
     };
   }
-  return { session, creates, updates, begins, completes, messages, checkpoint, release };
+  const memory = list(batch.put_memory, 'batch.put_memory').map((m, i) =>
+    checkNewMemory(ctx, m, `batch.put_memory[${i}]`),
+  );
+  const named = new Set(memory.map((m) => JSON.stringify([m.namespace, m.key])));
+  if (named.size < memory.length) v.fail('batch.put_memory names one namespace and key twice');
+  const putMemory = batch.put_memory !== undefined;
+  return { session, creates, updates, begins, completes, messages, checkpoint, release, memory, putMemory };
 }
 
 /**
@@ -122,7 +130,10 @@ export async function writeTurn(
   }
   if (b.checkpoint !== null)
     checkpoint = await insertCheckpoint(ctx, tx, scope, b.checkpoint, oneStatementCheckpoint);
-  if (b.release === null) return { session, tasks, actions, messages, checkpoint };
+  const memory: MemoryItem[] = [];
+  for (const item of b.memory) memory.push(await upsertMemory(ctx, tx, scope, item));
+  const written = { session, tasks, actions, messages, checkpoint, ...(b.putMemory ? { memory } : {}) };
+  if (b.release === null) return written;
   const lease_released = await releaseLeaseRow(ctx, tx, scope, b.release.name, b.release.owner);
-  return { session, tasks, actions, messages, checkpoint, lease_released };
+  return { ...written, lease_released };
 }

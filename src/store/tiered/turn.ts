@@ -10,7 +10,7 @@
  *    be a live one of the user's (attach.ts): their turn locks are taken in step 2 as well.
  * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
  * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
- *    PostgreSQL), their events, begun and completed actions, the checkpoint. A failure rolls all of it
+ *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items. A failure rolls all of it
  *    back, and nothing was written to Redis but the dropped hot copies.
  * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
  *    with gap-free seqs (retried while a concurrent touch or append moves the session under it).
@@ -116,7 +116,9 @@ export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): P
 
 async function writeTurn(d: TurnDeps, scope: Scope, batch: TurnBatch, b: CheckedBatch): Promise<TurnResult> {
   const hasDurable =
-    b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 || b.checkpoint !== null;
+    b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 ||
+    b.checkpoint !== null ||
+    b.putMemory;
   const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
   const redisHalf = async (plan: Plan): Promise<RedisHalf> => {
     const out: RedisHalf = { session: null, messages: [] };
