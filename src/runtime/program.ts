@@ -40,6 +40,9 @@ export interface ProgramEnv {
   readonly contextMaxTokens: number;
 }
 
+/** Open tasks of the session a turn's answer lists at most. */
+export const ANSWER_OPEN_TASKS = 100;
+
 /** What the final checkpoint keeps as the run's output. */
 export interface RunOutput {
   readonly reply: string;
@@ -222,6 +225,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     ),
     complete_actions: completions,
     ...(remembered.size === 0 ? {} : { put_memory: [...remembered.values()] }),
+    // What the answer lists (turn.ts `collect`), as the commit leaves it: no read of its own after it.
+    list_open_tasks: { session_id: sessionId, limit: ANSWER_OPEN_TASKS },
     messages: {
       session_id: sessionId,
       items: [

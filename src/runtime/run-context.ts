@@ -18,6 +18,8 @@ export interface CommitResult {
   readonly tasks: Task[];
   readonly actions: Action[];
   readonly checkpoint_id: string;
+  /** With the batch's `list_open_tasks`: the session's open tasks after the commit (none when replayed). */
+  readonly open_tasks?: Task[];
 }
 
 export type CommitBatch = Omit<TurnBatch, 'checkpoint'>;
@@ -128,6 +130,7 @@ export class RunContext {
           tasks: done.tasks,
           actions: done.actions,
           checkpoint_id: checkpointId,
+          ...(done.open_tasks === undefined ? {} : { open_tasks: done.open_tasks }),
         };
       }
     } catch (error) {

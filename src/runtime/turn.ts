@@ -18,7 +18,7 @@ import {
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
-import { type RunOutput, runProgram } from './program.js';
+import { ANSWER_OPEN_TASKS, type RunOutput, runProgram } from './program.js';
 import { type CommitResult, RunContext, type RunHeader } from './run-context.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
@@ -156,9 +156,18 @@ async function collect(
   const { store, scope, sessionId } = options;
   const session = final?.session?.id === sessionId ? final.session : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
-  const open = await store.listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 100 });
+  // The final commit listed them as it left them; a run resumed after it (or replayed) reads them.
+  const open =
+    final?.open_tasks ??
+    (
+      await store.listTasks(scope, {
+        session_id: sessionId,
+        state: OPEN_TASK_STATES,
+        limit: ANSWER_OPEN_TASKS,
+      })
+    ).items;
   const known = new Map<string, Task>();
-  for (const task of open.items) known.set(task.id, task);
+  for (const task of open) known.set(task.id, task);
   // The newer copy of each: the list read now, or what the final commit wrote (a PATCH may come between).
   for (const task of final?.tasks ?? []) {
     const listed = known.get(task.id);
@@ -169,7 +178,7 @@ async function collect(
     const task = known.get(id) ?? (await store.getTask(scope, id));
     if (task !== null) tasks.push(task);
   }
-  for (const task of open.items) if (!output.task_ids.includes(task.id)) tasks.push(task);
+  for (const task of open) if (!output.task_ids.includes(task.id)) tasks.push(task);
   // An action the final commit wrote is as that commit left it; any other is read.
   const written = new Map((final?.actions ?? []).map((action) => [action.id, action]));
   const actions: Action[] = [];

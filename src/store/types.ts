@@ -225,6 +225,12 @@ export interface TurnBatch {
    * commit that marks the task DONE. At most one item per namespace and key.
    */
   readonly put_memory?: readonly NewMemory[];
+  /**
+   * The open tasks (OPEN_TASK_STATES) of a session of the scope's user as they are once the batch is
+   * written, newest first, at most `limit` (1 to MAX_PAGE_LIMIT): what a run answers with, without a read
+   * of its own after the commit.
+   */
+  readonly list_open_tasks?: { readonly session_id: string; readonly limit: number };
 }
 
 export interface TurnResult {
@@ -237,6 +243,8 @@ export interface TurnResult {
   readonly lease_released?: boolean;
   /** With `put_memory`: the items as written, in the batch's order. */
   readonly memory?: MemoryItem[];
+  /** With `list_open_tasks`: that session's open tasks after the batch, newest first. */
+  readonly open_tasks?: Task[];
 }
 
 /** A session with its newest message (null when it has none): what a run of the session starts from. */

@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
+import { OPEN_TASK_STATES } from '../../src/core/model.js';
 import type { StateStore, TurnBatch } from '../../src/store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid, ms } from './expect.js';
@@ -399,6 +400,107 @@ export function turnTests(t: Ctx): void {
       }
       expect(await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run)).toEqual(before);
       expect((await t.store.listMemory(t.scope, 'preferences')).items).toEqual([]);
+    });
+  });
+
+  describe('a turn that lists its open tasks', () => {
+    const openNow = async (sessionId: string, limit: number) =>
+      (await t.store.listTasks(t.scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit })).items;
+
+    it('gives the open tasks of the session once the batch is written, as a read after it would', async () => {
+      for (const shape of ['final', 'full', 'messages only', 'move in'] as const) {
+        const x = await setup();
+        // Another open task of the user in another session, and a closed one of this session.
+        const elsewhere = await session(t.store, t.scope, 600);
+        await task(t.store, t.scope, elsewhere.id);
+        const closed = await task(t.store, t.scope, x.s.id);
+        await t.store.updateTask(t.scope, closed.id, closed.version, { state: 'CANCELLED' });
+        const moved = await task(t.store, t.scope, elsewhere.id);
+        const final: TurnBatch = {
+          messages: { session_id: x.s.id, items: [{ role: 'assistant', content: 'Done.' }] },
+          create_tasks: [{ type: 'hotel', session_id: x.s.id }],
+          update_tasks: [
+            { id: x.a.id, expected_version: 1, patch: { state: 'CANCELLED', status_line: 'off' } },
+          ],
+          checkpoint: { run_id: x.run, session_id: x.s.id, step: 0, label: 'turn', channels: { done: true } },
+        };
+        const moveIn: TurnBatch = {
+          ...final,
+          create_tasks: [],
+          update_tasks: [
+            { id: x.b.id, expected_version: 1, patch: { state: 'CANCELLED' } },
+            { id: moved.id, expected_version: 1, patch: { session_id: x.s.id } },
+          ],
+        };
+        const batch: TurnBatch =
+          shape === 'final'
+            ? final
+            : shape === 'full'
+              ? fullBatch(x, 'none')
+              : shape === 'move in'
+                ? moveIn
+                : { messages: final.messages };
+        const result = await t.store.commitTurn(t.scope, {
+          ...batch,
+          list_open_tasks: { session_id: x.s.id, limit: 100 },
+        });
+        expect(result.open_tasks, shape).toEqual(await openNow(x.s.id, 100));
+        expect(result.open_tasks?.length, shape).toBeGreaterThan(0);
+        // The newest first, at most the limit.
+        const again = await t.store.commitTurn(t.scope, {
+          messages: { session_id: x.s.id, items: [{ role: 'user', content: 'more' }] },
+          list_open_tasks: { session_id: x.s.id, limit: 1 },
+        });
+        expect(again.open_tasks, shape).toEqual(await openNow(x.s.id, 1));
+      }
+    });
+
+    it('a limit smaller than the list keeps the newest, also when the batch closes some of them', async () => {
+      const x = await setup();
+      const more = [];
+      for (let i = 0; i < 4; i++) {
+        t.clock.advance(1_000);
+        more.push(await task(t.store, t.scope, x.s.id));
+      }
+      const newest = more[3] as (typeof more)[number];
+      const result = await t.store.commitTurn(t.scope, {
+        messages: { session_id: x.s.id, items: [{ role: 'assistant', content: 'ok' }] },
+        update_tasks: [{ id: newest.id, expected_version: newest.version, patch: { state: 'CANCELLED' } }],
+        checkpoint: { run_id: x.run, session_id: x.s.id, step: 0, label: 'turn', channels: {} },
+        list_open_tasks: { session_id: x.s.id, limit: 3 },
+      });
+      expect(result.open_tasks).toEqual(await openNow(x.s.id, 3));
+      expect(result.open_tasks?.map((k) => k.id)).toEqual([more[2]?.id, more[1]?.id, more[0]?.id]);
+    });
+
+    it('says nothing of open tasks without list_open_tasks', async () => {
+      const x = await setup();
+      const plain = await t.store.commitTurn(t.scope, {
+        messages: { session_id: x.s.id, items: [{ role: 'user', content: 'hi' }] },
+      });
+      expect(plain.open_tasks).toBeUndefined();
+    });
+
+    it('refuses a malformed list_open_tasks and changes nothing', async () => {
+      const x = await setup();
+      const before = await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run);
+      const bad = [
+        x.s.id,
+        { session_id: x.s.id },
+        { session_id: x.s.id, limit: 0 },
+        { session_id: x.s.id, limit: 501 },
+        { session_id: x.s.id, limit: 2.5 },
+        { session_id: '', limit: 10 },
+        { session_id: x.s.id, limit: 10, state: 'DONE' },
+      ] as unknown as NonNullable<TurnBatch['list_open_tasks']>[];
+      for (const list_open_tasks of bad) {
+        await expectInvalid(
+          t.store,
+          t.store.commitTurn(t.scope, { ...fullBatch(x, 'none'), list_open_tasks }),
+          'list_open_tasks',
+        );
+      }
+      expect(await snapshot(t.store, t, x.s.id, [x.a.id, x.b.id], x.run)).toEqual(before);
     });
   });
 }

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { AgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
+import { OPEN_TASK_STATES } from '../../src/core/model.js';
 import { MAX_NAMED_STATEMENTS, postgresDriver } from '../../src/store/postgres/driver.js';
 import type { SqlDriver, SqlExecutor } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
@@ -384,6 +385,7 @@ describe('a turn in one statement (PostgreSQL)', () => {
         { namespace: 'preferences', key: 'seat', value: 'aisle' },
         { namespace: 'preferences', key: 'cabin', value: 'business', ttl_seconds: 3600 },
       ],
+      list_open_tasks: { session_id: session.id, limit: 100 },
       session: { id: session.id, expected_version: session.version + 1, patch: { status: 'active' } },
       complete_actions: [{ id: action?.id ?? '', status: 'SUCCESS', result: { booking_id: 'bk_1' } }],
       update_tasks: [
@@ -399,6 +401,14 @@ describe('a turn in one statement (PostgreSQL)', () => {
     ]);
     expect(after.memory?.map((m) => m.value)).toEqual(['aisle', 'business']);
     expect(after.memory?.[0]?.created_at).toBe(seat.created_at);
+    // The session's open tasks as a read after the commit gives them: the booking (DONE now) is not one.
+    const open = await store.listTasks(scope, {
+      session_id: session.id,
+      state: OPEN_TASK_STATES,
+      limit: 100,
+    });
+    expect(after.open_tasks).toEqual(open.items);
+    expect(after.open_tasks?.map((k) => k.id)).not.toContain(task.id);
     expect(after.actions).toEqual([await store.getAction(scope, action?.id ?? '')]);
     expect(after.actions[0]).toMatchObject({ status: 'SUCCESS', result: { booking_id: 'bk_1' } });
     expect(after.tasks).toEqual([await store.getTask(scope, task.id)]);

@@ -6,14 +6,16 @@
  */
 
 import type { Action, Checkpoint, Message, Session, Task } from '../../core/model.js';
+import { OPEN_TASK_STATES } from '../../core/model.js';
 import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  LIST_OPEN_TASKS_FIELDS,
   RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
-import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import { MAX_PAGE_LIMIT, type Scope, type TurnBatch, type TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import { releaseLease } from './claims.js';
@@ -21,7 +23,7 @@ import { type Ctx, copy } from './db.js';
 import { checkNewMemory, writeMemory } from './items.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
-import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask, listTasks } from './tasks.js';
 import { checkId, checkScope, fail, name, positiveInt, record } from './validate.js';
 
 function list<T>(value: readonly T[] | undefined, path: string): readonly T[] {
@@ -87,7 +89,17 @@ function checkBatch(batch: TurnBatch) {
   );
   const named = new Set(memory.map((m) => JSON.stringify([m.namespace, m.key])));
   if (named.size < memory.length) fail('batch.put_memory names one namespace and key twice');
-  return { session, creates, updates, begins, completes, messages, checkpoint, release, memory };
+  let listOpen = null;
+  if (batch.list_open_tasks !== undefined) {
+    record(batch.list_open_tasks, 'batch.list_open_tasks', LIST_OPEN_TASKS_FIELDS);
+    listOpen = {
+      session_id: checkId(batch.list_open_tasks.session_id, 'session', 'batch.list_open_tasks.session_id'),
+      limit: positiveInt(batch.list_open_tasks.limit, 'batch.list_open_tasks.limit'),
+    };
+    if (listOpen.limit > MAX_PAGE_LIMIT)
+      fail(`batch.list_open_tasks.limit must be at most ${MAX_PAGE_LIMIT}`);
+  }
+  return { session, creates, updates, begins, completes, messages, checkpoint, release, memory, listOpen };
 }
 
 export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
@@ -112,9 +124,20 @@ export function commitTurn(c: Ctx, scope: Scope, batch: TurnBatch): TurnResult {
   }
   if (b.checkpoint !== null) checkpoint = insertCheckpoint(c, scope, b.checkpoint);
   const memory = b.memory.map((item) => writeMemory(c, scope, item));
+  const open =
+    b.listOpen === null
+      ? {}
+      : {
+          open_tasks: listTasks(c, scope, {
+            session_id: b.listOpen.session_id,
+            state: OPEN_TASK_STATES,
+            limit: b.listOpen.limit,
+          }).items,
+        };
   const written = {
     ...copy({ session, tasks, actions, messages, checkpoint }),
     ...(batch.put_memory === undefined ? {} : { memory }),
+    ...open,
   };
   if (b.release === null) return written;
   const lease_released = releaseLease(c, scope, b.release.name, b.release.owner);

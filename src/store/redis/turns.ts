@@ -4,15 +4,23 @@
  */
 
 import { invalidRequest } from '../../core/errors.js';
-import type { Action, MemoryItem, Message, Session, Task } from '../../core/model.js';
+import {
+  type Action,
+  type MemoryItem,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type Task,
+} from '../../core/model.js';
 import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  LIST_OPEN_TASKS_FIELDS,
   RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
-import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import { MAX_PAGE_LIMIT, type Scope, type TurnBatch, type TurnResult } from '../types.js';
 import {
   checkCompletion,
   checkNewAction,
@@ -26,7 +34,7 @@ import { checkNewMemory, preparePutMemory } from './memory.js';
 import { checkMessages, prepareAppend } from './messages.js';
 import { type Ctx, runPlan } from './plan.js';
 import { checkSessionPatch, prepareUpdateSession } from './sessions.js';
-import { checkNewTask, checkTaskPatch, prepareCreateTask, prepareUpdateTask } from './tasks.js';
+import { checkNewTask, checkTaskPatch, listTasks, prepareCreateTask, prepareUpdateTask } from './tasks.js';
 import * as v from './validate.js';
 
 function checkBatch(scope: Scope, batch: TurnBatch): void {
@@ -73,11 +81,28 @@ function checkBatch(scope: Scope, batch: TurnBatch): void {
     if (named.size < batch.put_memory.length)
       throw invalidRequest('[redis] batch.put_memory names one namespace and key twice');
   }
+  const list = batch.list_open_tasks;
+  if (list !== undefined) {
+    if (typeof list !== 'object' || list === null)
+      throw invalidRequest('[redis] batch.list_open_tasks must be an object');
+    v.knownFields(list, LIST_OPEN_TASKS_FIELDS, 'batch.list_open_tasks');
+    v.text(list.session_id, 'list_open_tasks.session_id');
+    if (!Number.isInteger(list.limit) || list.limit < 1 || list.limit > MAX_PAGE_LIMIT)
+      throw invalidRequest(`[redis] list_open_tasks.limit must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
+  }
 }
 
-export function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
+export async function commitTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
   v.checkScope(scope);
   checkBatch(scope, batch);
+  const written = await writeTurn(ctx, scope, batch);
+  const list = batch.list_open_tasks;
+  if (list === undefined) return written;
+  const query = { session_id: list.session_id, state: OPEN_TASK_STATES, limit: list.limit };
+  return { ...written, open_tasks: (await listTasks(ctx, scope, query)).items };
+}
+
+function writeTurn(ctx: Ctx, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
   return runPlan(ctx, async (plan) => {
     let session: Session | null = null;
     if (batch.session !== undefined) {

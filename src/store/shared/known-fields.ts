@@ -55,7 +55,9 @@ export const BATCH_FIELDS = [
   'checkpoint',
   'release_lease',
   'put_memory',
+  'list_open_tasks',
 ] as const;
+export const LIST_OPEN_TASKS_FIELDS = ['session_id', 'limit'] as const;
 export const RELEASE_LEASE_FIELDS = ['name', 'owner'] as const;
 export const VERSIONED_PATCH_FIELDS = ['id', 'expected_version', 'patch'] as const;
 export const BATCH_MESSAGES_FIELDS = ['session_id', 'items'] as const;

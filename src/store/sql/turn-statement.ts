@@ -16,6 +16,7 @@ import { newId } from '../../core/ids.js';
 import {
   type Action,
   type Message,
+  OPEN_TASK_STATES,
   SESSION_STATUSES,
   SESSION_TRANSITIONS,
   type Session,
@@ -158,7 +159,7 @@ export async function writeTurnInOneStatement(
       update.expected,
       update.patch,
       now,
-      `${prefixed(TASK_COLUMNS, `tu${i}_`, 't.')}, o.old_state AS tu${i}_old_state`,
+      `${prefixed(TASK_COLUMNS, `tu${i}_`, 't.')}, o.old_state AS tu${i}_old_state, t.ord AS tu${i}_ord`,
       lockedHere,
     );
     ctes.push(`tu${i} AS (${patched.sql})`);
@@ -227,13 +228,28 @@ export async function writeTurnInOneStatement(
     releasedColumn = ', (SELECT COUNT(*) FROM rl) AS lease_released';
   }
 
+  // The session's open tasks as the statement's snapshot has them (before its own writes, which
+  // openTasksOverlay lays over them): as many more as the batch updates, since each may leave the list.
+  let openColumn = '';
+  if (b.listOpen !== null) {
+    const states = OPEN_TASK_STATES.map(() => '?').join(', ');
+    openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
+      WHERE ${where.sql} AND session_id = ? AND state IN (${states}) ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
+    params.push(
+      ...where.params,
+      b.listOpen.session_id,
+      ...OPEN_TASK_STATES,
+      b.listOpen.limit + b.updates.length,
+    );
+  }
+
   const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
   const joined = returned.map((name) => ` LEFT JOIN ${name} ON TRUE`).join('');
   let row: SqlRow | undefined;
   try {
     row = await q.get(
       `WITH ${ctes.join(', ')}
-      SELECT * FROM (SELECT 1 / (${guard}) AS passed${releasedColumn}) AS g${joined}`,
+      SELECT * FROM (SELECT 1 / (${guard}) AS passed${releasedColumn}${openColumn}) AS g${joined}`,
       params,
     );
   } catch (error) {
@@ -260,9 +276,25 @@ export async function writeTurnInOneStatement(
     }));
   }
   const written = row;
+  const updated = b.updates.map((_, i) => ({
+    task: toTask(unprefixed(written, TASK_COLUMNS, `tu${i}_`)),
+    ord: Number(written[`tu${i}_ord`]),
+  }));
+  const open =
+    b.listOpen === null
+      ? {}
+      : {
+          open_tasks: openTasksOverlay(
+            row.open_tasks,
+            created,
+            updated,
+            b.listOpen.session_id,
+            b.listOpen.limit,
+          ),
+        };
   return {
     session,
-    tasks: [...created, ...b.updates.map((_, i) => toTask(unprefixed(written, TASK_COLUMNS, `tu${i}_`)))],
+    tasks: [...created, ...updated.map((u) => u.task)],
     actions: [
       ...begun,
       ...b.completes.map((_, i) => toAction(unprefixed(written, ACTION_COLUMNS, `ac${i}_`))),
@@ -273,7 +305,34 @@ export async function writeTurnInOneStatement(
       ? { memory: memory.map((item, i) => withCreatedAt(item, written[`mp${i}_created_at`])) }
       : {}),
     ...(b.release === null ? {} : { lease_released: Number(row.lease_released) > 0 }),
+    ...open,
   };
+}
+
+/**
+ * A session's open tasks after the batch, from the snapshot's list (`listed`: JSON rows with `ord`, newest
+ * first, read before the batch's writes) and what the batch wrote: an updated task takes its new copy's place,
+ * or leaves the list when it is no longer open or no longer the session's, or joins it at its `ord` when it
+ * now is; the tasks it created are the newest of all. Newest first, at most `limit`.
+ */
+function openTasksOverlay(
+  listed: unknown,
+  created: readonly Task[],
+  updated: readonly { task: Task; ord: number }[],
+  sessionId: string,
+  limit: number,
+): Task[] {
+  const rows = Array.isArray(listed) ? (listed as SqlRow[]) : [];
+  const byId = new Map<string, { task: Task; ord: number }>();
+  for (const row of rows) byId.set(String(row.id), { task: toTask(row), ord: Number(row.ord) });
+  const open = (task: Task) => task.session_id === sessionId && OPEN_TASK_STATES.includes(task.state);
+  for (const u of updated) {
+    if (open(u.task)) byId.set(u.task.id, u);
+    else byId.delete(u.task.id);
+  }
+  const listedNow = [...byId.values()].sort((a, b) => b.ord - a.ord).map((entry) => entry.task);
+  const createdNow = created.filter(open).reverse();
+  return [...createdNow, ...listedNow].slice(0, limit);
 }
 
 /**

@@ -5,15 +5,24 @@
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
 
-import type { Action, Checkpoint, MemoryItem, Message, Session, Task } from '../../core/model.js';
+import {
+  type Action,
+  type Checkpoint,
+  type MemoryItem,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type Task,
+} from '../../core/model.js';
 import {
   BATCH_FIELDS,
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
+  LIST_OPEN_TASKS_FIELDS,
   RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
-import type { Scope, TurnBatch, TurnResult } from '../types.js';
+import { MAX_PAGE_LIMIT, type Scope, type TurnBatch, type TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, transition } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { SqlContext } from './context.js';
@@ -22,7 +31,7 @@ import type { SqlExecutor } from './executor.js';
 import { checkNewMemory, upsertMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
-import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask, listTaskRows } from './tasks.js';
 
 export type CheckedBatch = ReturnType<typeof checkBatch>;
 
@@ -88,7 +97,37 @@ export function checkBatch(ctx: SqlContext, batch: TurnBatch) {
   const named = new Set(memory.map((m) => JSON.stringify([m.namespace, m.key])));
   if (named.size < memory.length) v.fail('batch.put_memory names one namespace and key twice');
   const putMemory = batch.put_memory !== undefined;
-  return { session, creates, updates, begins, completes, messages, checkpoint, release, memory, putMemory };
+  let listOpen = null;
+  if (batch.list_open_tasks !== undefined) {
+    v.record(batch.list_open_tasks, 'batch.list_open_tasks', LIST_OPEN_TASKS_FIELDS);
+    listOpen = {
+      session_id: v.id(batch.list_open_tasks.session_id, 'session', 'batch.list_open_tasks.session_id'),
+      limit: v.positiveInt(batch.list_open_tasks.limit, 'batch.list_open_tasks.limit'),
+    };
+    if (listOpen.limit > MAX_PAGE_LIMIT)
+      v.fail(`batch.list_open_tasks.limit must be at most ${MAX_PAGE_LIMIT}`);
+  }
+  return {
+    session,
+    creates,
+    updates,
+    begins,
+    completes,
+    messages,
+    checkpoint,
+    release,
+    memory,
+    putMemory,
+    listOpen,
+  };
+}
+
+/** The open tasks `b.listOpen` asks for, read by `q` (inside the batch's transaction, after its writes). */
+export async function openTasksAfter(ctx: SqlContext, q: SqlExecutor, scope: Scope, b: CheckedBatch) {
+  if (b.listOpen === null) return {};
+  const { session_id, limit } = b.listOpen;
+  const page = await listTaskRows(ctx, q, scope, { session_id, state: OPEN_TASK_STATES, limit });
+  return { open_tasks: page.items };
 }
 
 /**
@@ -132,7 +171,15 @@ export async function writeTurn(
     checkpoint = await insertCheckpoint(ctx, tx, scope, b.checkpoint, oneStatementCheckpoint);
   const memory: MemoryItem[] = [];
   for (const item of b.memory) memory.push(await upsertMemory(ctx, tx, scope, item));
-  const written = { session, tasks, actions, messages, checkpoint, ...(b.putMemory ? { memory } : {}) };
+  const written = {
+    session,
+    tasks,
+    actions,
+    messages,
+    checkpoint,
+    ...(b.putMemory ? { memory } : {}),
+    ...(await openTasksAfter(ctx, tx, scope, b)),
+  };
   if (b.release === null) return written;
   const lease_released = await releaseLeaseRow(ctx, tx, scope, b.release.name, b.release.owner);
   return { ...written, lease_released };

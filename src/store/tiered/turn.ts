@@ -10,8 +10,9 @@
  *    be a live one of the user's (attach.ts): their turn locks are taken in step 2 as well.
  * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
  * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
- *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items. A failure rolls all of it
- *    back, and nothing was written to Redis but the dropped hot copies.
+ *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items (and the
+ *    session's open tasks when asked: `list_open_tasks`; a batch with no durable part lists them after).
+ *    A failure rolls all of it back, and nothing was written to Redis but the dropped hot copies.
  * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
  *    with gap-free seqs (retried while a concurrent touch or append moves the session under it).
  * 7. The new tasks are written through to their hot copies; the lock is released.
@@ -27,7 +28,7 @@
  * the lock's TTL and another caller changed the session meanwhile. A process that dies holding a lock
  * blocks that session's version changes until the lock's TTL runs out.
  */
-import type { Message, Session } from '../../core/model.js';
+import { type Message, OPEN_TASK_STATES, type Session } from '../../core/model.js';
 import { prepareAppend, checkMessages as redisCheckMessages } from '../redis/messages.js';
 import { Plan, type Ctx as RedisCtx, runPlan } from '../redis/plan.js';
 import { prepareUpdateSession, checkSessionPatch as redisCheckSessionPatch } from '../redis/sessions.js';
@@ -108,7 +109,13 @@ function durablePart(batch: TurnBatch): TurnBatch {
 
 export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
   const b = check(d, scope, batch);
-  const written = await writeTurn(d, scope, batch, b);
+  let written = await writeTurn(d, scope, batch, b);
+  if (b.listOpen !== null && written.open_tasks === undefined) {
+    // A batch with no durable part: the tasks (PostgreSQL's) are listed after it.
+    const { session_id, limit } = b.listOpen;
+    const page = await d.pg.listTasks(scope, { session_id, state: OPEN_TASK_STATES, limit });
+    written = { ...written, open_tasks: page.items };
+  }
   if (b.release === null) return written;
   const lease_released = await d.pg.releaseLease(scope, b.release.name, b.release.owner).catch(() => false);
   return { ...written, lease_released };
