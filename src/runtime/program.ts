@@ -31,6 +31,8 @@ export interface ProgramEnv {
   readonly agent: Agent;
   /** The session as the turn read it under its lease, if it did: the snapshot starts from it. */
   readonly session?: Session | null;
+  /** The user's open tasks read with `session` (getSessionHead's open_tasks), if they were. */
+  readonly openTasks?: readonly Task[] | null;
   readonly model: Model;
   readonly tools: ToolRegistry;
   readonly policy: RetryPolicy;
@@ -81,7 +83,9 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const { agent, model } = env;
   const { input, session_id: sessionId } = rt.header;
   const snap = (await rt.read('load', async () =>
-    json(await loadSnapshot(rt.store, rt.scope, sessionId, agent, env.session ?? null)),
+    json(
+      await loadSnapshot(rt.store, rt.scope, sessionId, agent, env.session ?? null, env.openTasks ?? null),
+    ),
   )) as unknown as Snapshot;
   const nowMs = await rt.now();
   await rt.commit('start', null, null);

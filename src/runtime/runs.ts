@@ -7,8 +7,9 @@
 import { createHash } from 'node:crypto';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { Checkpoint, Session } from '../core/model.js';
+import type { Checkpoint, Session, Task } from '../core/model.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
+import { MAX_OPEN_TASKS } from './snapshot.js';
 
 /** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
 export function runIdFor(sessionId: string, lastSeq: number): string {
@@ -24,10 +25,21 @@ export interface Pending {
   readonly lastRunId: string | null;
   /** The seq of the session's last message when the run was looked for (0 for none). */
   readonly lastSeq: number;
+  /** With `withOpenTasks`: the user's open tasks read with the session (what a new run starts from). */
+  readonly openTasks: Task[] | null;
 }
 
-export async function findRun(store: StateStore, scope: Scope, sessionId: string): Promise<Pending> {
-  const head = await store.getSessionHead(scope, sessionId);
+export async function findRun(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  withOpenTasks = false,
+): Promise<Pending> {
+  const head = await store.getSessionHead(
+    scope,
+    sessionId,
+    withOpenTasks ? { open_tasks: MAX_OPEN_TASKS } : {},
+  );
   if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const { session, last_message: last } = head;
   if (session.status === 'ended') {
@@ -42,6 +54,7 @@ export async function findRun(store: StateStore, scope: Scope, sessionId: string
     checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
     lastRunId: typeof lastRun === 'string' ? lastRun : null,
     lastSeq: last?.seq ?? 0,
+    openTasks: head.open_tasks ?? null,
   };
 }
 

@@ -18,7 +18,8 @@ export interface Snapshot {
   readonly tasks: Task[];
 }
 
-const MAX_OPEN_TASKS = 200;
+/** Open tasks of the user a turn starts from, at most (the newest). */
+export const MAX_OPEN_TASKS = 200;
 
 export async function loadSnapshot(
   store: StateStore,
@@ -27,14 +28,19 @@ export async function loadSnapshot(
   agent: Agent,
   /** The session when the caller has just read it (under the run's lease): saves reading it again. */
   known: Session | null = null,
+  /** The user's open tasks (at most MAX_OPEN_TASKS, newest first) read with `known`: saves that read too. */
+  knownOpen: readonly Task[] | null = null,
 ): Promise<Snapshot> {
   const session = known?.id === sessionId ? known : await store.getSession(scope, sessionId);
   if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const types = new Set(agent.taskTypes.map((type) => type.name));
-  const page = await store.listTasks(scope, { state: OPEN_TASK_STATES, limit: MAX_OPEN_TASKS });
+  const open =
+    known?.id === sessionId && knownOpen !== null
+      ? knownOpen
+      : (await store.listTasks(scope, { state: OPEN_TASK_STATES, limit: MAX_OPEN_TASKS })).items;
   const liveSessions = new Map<string, boolean>([[session.id, true]]);
   const tasks: Task[] = [];
-  for (const task of page.items) {
+  for (const task of open) {
     if (!types.has(task.type)) continue;
     const owner = task.session_id;
     if (owner !== null && !liveSessions.has(owner)) {

@@ -87,6 +87,8 @@ async function execute(
   lastSeq: number | null = null,
   /** The run is the last under this lease: its final commit frees it (a round trip fewer). */
   last = false,
+  /** The user's open tasks read with `session` under the lease, when they were. */
+  openTasks: readonly Task[] | null = null,
 ): Promise<TurnOutput> {
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
@@ -118,6 +120,7 @@ async function execute(
     timezone,
     contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
     session,
+    openTasks,
   });
   const after = output.final.session;
   const growth = lastSeq === null ? null : { fromSeq: lastSeq, appended: rt.appended };
@@ -260,14 +263,17 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
   if (input.length > MAX_INPUT_LENGTH)
     throw invalidRequest(`input: longer than ${MAX_INPUT_LENGTH} characters`);
   return withLease(request, async (lease) => {
-    const pending = await findRun(request.store, request.scope, request.sessionId);
+    // Read with the session, the user's open tasks: the new run starts from them (one read for both).
+    const pending = await findRun(request.store, request.scope, request.sessionId, true);
     if (pending.checkpoint !== null) {
       const header = headerOf(pending.checkpoint);
       const finished = await execute(request, lease, header, journalOf(pending.checkpoint));
       if (header.input === input) return finished;
     }
     const fresh =
-      pending.checkpoint === null ? pending : await findRun(request.store, request.scope, request.sessionId);
+      pending.checkpoint === null
+        ? pending
+        : await findRun(request.store, request.scope, request.sessionId, true);
     const agent = fresh.session.agent ?? request.agent;
     if (agent === undefined || agent === null) {
       throw invalidRequest(`session ${request.sessionId} names no agent; pass one`);
@@ -279,7 +285,7 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
       model: request.model ?? 'rules',
       input,
     };
-    return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true);
+    return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true, fresh.openTasks);
   });
 }
 

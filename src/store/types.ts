@@ -251,6 +251,17 @@ export interface TurnResult {
 export interface SessionHead {
   readonly session: Session;
   readonly last_message: Message | null;
+  /**
+   * With `open_tasks` asked (SessionHeadOptions): the scope's open tasks (OPEN_TASK_STATES, of every session),
+   * newest first, at most that many, as `listTasks` gives them.
+   */
+  readonly open_tasks?: Task[];
+}
+
+/** What `getSessionHead` reads besides the session and its newest message. */
+export interface SessionHeadOptions {
+  /** The scope's open tasks, at most this many (1 to MAX_PAGE_LIMIT): what a run starts from. */
+  readonly open_tasks?: number;
 }
 
 /** A time-limited claim of a named resource (for example: the right to run a session). */
@@ -288,10 +299,10 @@ export interface StateStore {
   createSession(scope: Scope, input: NewSession): Promise<Session>;
   getSession(scope: ReadScope, id: string): Promise<Session | null>;
   /**
-   * The session and its newest message, in one read where the store can (SQL: one statement); null when
-   * getSession gives null.
+   * The session and its newest message, and the scope's open tasks when asked, in one read where the store
+   * can (PostgreSQL: one statement); null when getSession gives null.
    */
-  getSessionHead(scope: ReadScope, id: string): Promise<SessionHead | null>;
+  getSessionHead(scope: ReadScope, id: string, options?: SessionHeadOptions): Promise<SessionHead | null>;
   listSessions(scope: ReadScope, query?: SessionQuery): Promise<Page<Session>>;
   /**
    * Applies the patch when `expected_version` is current; bumps the version and renews the TTL. A version

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isId, newId } from '../../src/core/ids.js';
+import { OPEN_TASK_STATES } from '../../src/core/model.js';
 import type { NewMessage } from '../../src/store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid, ms } from './expect.js';
@@ -99,6 +100,51 @@ export function messageTests(t: Ctx): void {
       await expectInvalid(t.store, t.store.getSessionHead(t.scope, 'not-an-id'), 'session id');
       t.clock.advance(61_000);
       expect(await t.store.getSessionHead(t.scope, s.id)).toBeNull();
+    });
+
+    it("getSessionHead with open_tasks gives the scope's open tasks as listTasks does, and refuses bad options", async () => {
+      const s = await session(t.store, t.scope, 600);
+      const other = await session(t.store, t.scope, 600);
+      const made = [];
+      for (const [sessionId, type] of [
+        [s.id, 'flight'],
+        [other.id, 'hotel'],
+        [null, 'car'],
+        [s.id, 'train'],
+      ] as const) {
+        t.clock.advance(1_000);
+        made.push(await t.store.createTask(t.scope, { type, session_id: sessionId }));
+      }
+      const closed = made[3] as (typeof made)[number];
+      await t.store.updateTask(t.scope, closed.id, closed.version, { state: 'CANCELLED' });
+      await t.store.createTask(t.neighbour, { type: 'boat', session_id: null });
+      await t.store.appendMessages(t.scope, s.id, batch('o', 2));
+      const listed = async (limit: number) =>
+        (await t.store.listTasks(t.scope, { state: OPEN_TASK_STATES, limit })).items;
+      const head = await t.store.getSessionHead(t.scope, s.id, { open_tasks: 200 });
+      expect(head?.open_tasks).toEqual(await listed(200));
+      expect(head?.open_tasks?.map((k) => k.type)).toEqual(['car', 'hotel', 'flight']);
+      expect(head?.last_message?.seq).toBe(2);
+      expect(head?.session).toEqual(await t.store.getSession(t.scope, s.id));
+      expect((await t.store.getSessionHead(t.scope, s.id, { open_tasks: 2 }))?.open_tasks).toEqual(
+        await listed(2),
+      );
+      // Without it, no list; a missing session, no head.
+      expect((await t.store.getSessionHead(t.scope, s.id, {}))?.open_tasks).toBeUndefined();
+      expect(await t.store.getSessionHead(t.scope, newId('session'), { open_tasks: 5 })).toBeNull();
+      for (const bad of [
+        { open_tasks: 0 },
+        { open_tasks: 501 },
+        { open_tasks: 1.5 },
+        { open_tasks: '5' },
+        { tasks: 5 },
+      ]) {
+        await expectInvalid(
+          t.store,
+          t.store.getSessionHead(t.scope, s.id, bad as unknown as { open_tasks: number }),
+          'open_tasks',
+        );
+      }
     });
 
     it('appending renews the TTL but not the version', async () => {

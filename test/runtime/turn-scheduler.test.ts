@@ -224,6 +224,13 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
         await turn(scope, session, input);
         perTurn.push([...calls]);
       }
+      // What a turn starts from comes with the session's head (its open tasks too): no list of its own.
+      // (The first also reads the user's remembered preferences for the task it creates.)
+      const start = ['acquireLease', 'getSessionHead', 'latestCheckpoint', 'putCheckpoint'];
+      perTurn.forEach((calls, i) => {
+        const before = calls.slice(0, calls.indexOf('commitTurn'));
+        expect(before).toEqual(i === 0 ? [...start, 'listMemory'] : start);
+      });
       // The answer's open tasks come with the final commit (list_open_tasks): no read after it.
       expect(afterCommit(perTurn[0]!)).toEqual(['getMemory', 'lastMessages']);
       for (const later of perTurn.slice(1)) expect(afterCommit(later)).toEqual([]);

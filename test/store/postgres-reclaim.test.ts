@@ -49,6 +49,11 @@ async function expiredStore(
     ...(reclaimLongTransactionMs === undefined ? {} : { reclaimLongTransactionMs }),
     ...(reclaimLockTimeoutMs === undefined ? {} : { reclaimLockTimeoutMs }),
   });
+  // Only the store's reclaim cleans these tables: an autovacuum of its own (which a busy server starts at
+  // any time) would change what the reclaim finds.
+  for (const table of ['sessions', 'messages']) {
+    await adminQuery(`ALTER TABLE "${schema}".${table} SET (autovacuum_enabled = false)`);
+  }
   await adminQuery(
     `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
         created_at, updated_at, last_activity_at, expires_at, ended_at, message_count)

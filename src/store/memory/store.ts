@@ -15,6 +15,7 @@ import type {
   Task,
   TaskEvent,
 } from '../../core/model.js';
+import { OPEN_TASK_STATES } from '../../core/model.js';
 import { checkRetention } from '../shared/retention.js';
 import {
   type ActionCompletion,
@@ -39,6 +40,7 @@ import {
   type RetentionSweep,
   type Scope,
   type SessionHead,
+  type SessionHeadOptions,
   type SessionPatch,
   type SessionQuery,
   type StateStore,
@@ -59,6 +61,7 @@ import * as messages from './messages.js';
 import * as retention from './retention.js';
 import * as sessions from './sessions.js';
 import * as tasks from './tasks.js';
+import { checkSessionHeadOptions } from './tasks.js';
 import { commitTurn } from './turn.js';
 import { ADAPTER, fail, positiveInt } from './validate.js';
 
@@ -135,11 +138,19 @@ export class MemoryStore implements StateStore {
   lastMessages(scope: ReadScope, session_id: string, n: number): Promise<Message[]> {
     return this.run((c) => messages.lastMessages(c, scope, session_id, n));
   }
-  getSessionHead(scope: ReadScope, id: string): Promise<SessionHead | null> {
+  getSessionHead(
+    scope: ReadScope,
+    id: string,
+    options: SessionHeadOptions = {},
+  ): Promise<SessionHead | null> {
     return this.run((c) => {
       const session = sessions.getSession(c, scope, id);
+      const openTasks = checkSessionHeadOptions(options);
       if (session === null) return null;
-      return { session, last_message: messages.lastMessages(c, scope, id, 1)[0] ?? null };
+      const head = { session, last_message: messages.lastMessages(c, scope, id, 1)[0] ?? null };
+      if (openTasks === null) return head;
+      const open = tasks.listTasks(c, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+      return { ...head, open_tasks: open.items };
     });
   }
 

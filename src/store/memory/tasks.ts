@@ -12,8 +12,22 @@ import {
   type TaskEvent,
   type TaskState,
 } from '../../core/model.js';
-import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
-import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
+import {
+  SESSION_HEAD_FIELDS,
+  TASK_FIELDS,
+  TASK_PATCH_FIELDS,
+  TASK_QUERY_FIELDS,
+} from '../shared/known-fields.js';
+import {
+  MAX_PAGE_LIMIT,
+  type NewTask,
+  type Page,
+  type ReadScope,
+  type Scope,
+  type SessionHeadOptions,
+  type TaskPatch,
+  type TaskQuery,
+} from '../types.js';
 import { type Ctx, copy, type Row } from './db.js';
 import { newestFirst } from './paging.js';
 import { notFound, requireOwnSession } from './sessions.js';
@@ -206,4 +220,13 @@ export function listTaskEvents(c: Ctx, scope: ReadScope, task_id: string): TaskE
   checkId(task_id, 'task', 'task id');
   if (liveTask(c, scope, task_id) === null) return [];
   return copy([...(c.t.events.get(task_id) ?? [])]);
+}
+
+/** `options` of getSessionHead checked: how many open tasks to read with the head (null: none). */
+export function checkSessionHeadOptions(options: SessionHeadOptions): number | null {
+  record(options, 'options', SESSION_HEAD_FIELDS);
+  if (options.open_tasks === undefined) return null;
+  const n = positiveInt(options.open_tasks, 'options.open_tasks');
+  if (n > MAX_PAGE_LIMIT) fail(`options.open_tasks must be at most ${MAX_PAGE_LIMIT}`);
+  return n;
 }

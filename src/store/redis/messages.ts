@@ -5,17 +5,33 @@
 import { isoAt } from '../../core/clock.js';
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
-import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../core/model.js';
+import {
+  MESSAGE_ROLES,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type ToolCall,
+} from '../../core/model.js';
 import {
   MESSAGE_FIELDS,
+  SESSION_HEAD_FIELDS,
   TOOL_CALL_FIELDS,
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
-import type { MessageQuery, NewMessage, ReadScope, Scope, SessionHead } from '../types.js';
+import {
+  MAX_PAGE_LIMIT,
+  type MessageQuery,
+  type NewMessage,
+  type ReadScope,
+  type Scope,
+  type SessionHead,
+  type SessionHeadOptions,
+} from '../types.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { inOwnerScope, nativeTtlMs, userKeys } from './scope.js';
 import { getSession, isLive, prepareTouchSession } from './sessions.js';
+import { listTasks } from './tasks.js';
 import * as v from './validate.js';
 
 export const MAX_MESSAGES_PER_APPEND = 1000;
@@ -153,9 +169,27 @@ export async function lastMessages(
   return range(ctx, scope, sessionId, -count, -1);
 }
 
-/** The session and its newest message: two reads (the session's, then its list's last item). */
-export async function getSessionHead(ctx: Ctx, scope: ReadScope, id: string): Promise<SessionHead | null> {
+/**
+ * The session and its newest message: two reads (the session's, then its list's last item); with
+ * `open_tasks`, the scope's open tasks as listTasks gives them.
+ */
+export async function getSessionHead(
+  ctx: Ctx,
+  scope: ReadScope,
+  id: string,
+  options: SessionHeadOptions = {},
+): Promise<SessionHead | null> {
+  if (typeof options !== 'object' || options === null)
+    throw invalidRequest('[redis] options must be an object');
+  v.knownFields(options, SESSION_HEAD_FIELDS, 'options');
+  const openTasks =
+    options.open_tasks === undefined
+      ? null
+      : v.integer(options.open_tasks, 'options.open_tasks', 1, MAX_PAGE_LIMIT);
   const session = await getSession(ctx, scope, id);
   if (session === null) return null;
-  return { session, last_message: (await lastMessages(ctx, scope, id, 1))[0] ?? null };
+  const head = { session, last_message: (await lastMessages(ctx, scope, id, 1))[0] ?? null };
+  if (openTasks === null) return head;
+  const open = await listTasks(ctx, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+  return { ...head, open_tasks: open.items };
 }

@@ -4,18 +4,41 @@
  * processes). Appending renews the session's TTL, not its version.
  */
 import { newId } from '../../core/ids.js';
-import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../core/model.js';
+import {
+  MESSAGE_ROLES,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type ToolCall,
+} from '../../core/model.js';
 import {
   MESSAGE_FIELDS,
+  SESSION_HEAD_FIELDS,
   TOOL_CALL_FIELDS,
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
-import type { MessageQuery, NewMessage, ReadScope, SessionHead } from '../types.js';
+import {
+  MAX_PAGE_LIMIT,
+  type MessageQuery,
+  type NewMessage,
+  type ReadScope,
+  type SessionHead,
+  type SessionHeadOptions,
+} from '../types.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
-import type { SqlExecutor, SqlRow } from './executor.js';
+import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
-import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
+import {
+  MESSAGE_COLUMNS,
+  SESSION_COLUMNS,
+  TASK_COLUMNS,
+  toJson,
+  toMessage,
+  toSession,
+  toTask,
+} from './rows.js';
+import { listTaskRows } from './tasks.js';
 
 export const MAX_MESSAGE_LIMIT = 1000;
 
@@ -203,24 +226,58 @@ const HEAD_MESSAGE_COLUMNS = MESSAGE_COLUMNS.split(', ')
   .map((column) => `m.${column} AS m_${column}`)
   .join(', ');
 
-/** The session and its newest message in one statement (the newest by the primary key's seq). */
+/** `options` of getSessionHead checked: how many open tasks to read with the head (null: none). */
+export function checkSessionHeadOptions(ctx: SqlContext, options: SessionHeadOptions): number | null {
+  const { v } = ctx;
+  v.record(options, 'options', SESSION_HEAD_FIELDS);
+  if (options.open_tasks === undefined) return null;
+  const n = v.positiveInt(options.open_tasks, 'options.open_tasks');
+  if (n > MAX_PAGE_LIMIT) v.fail(`options.open_tasks must be at most ${MAX_PAGE_LIMIT}`);
+  return n;
+}
+
+/**
+ * The session and its newest message in one statement (the newest by the primary key's seq); with
+ * `openTasks`, the scope's open tasks too: on PostgreSQL in the same statement (a JSON list), on SQLite
+ * (in-process, no round trip to save) by a second one.
+ */
 export async function selectSessionHead(
   ctx: SqlContext,
   q: SqlExecutor,
   scope: ReadScope,
   id: string,
+  openTasks: number | null = null,
 ): Promise<SessionHead | null> {
   const where = scopeWhere(scope, 's.');
+  const params: SqlParam[] = [];
+  let openColumn = '';
+  if (openTasks !== null && ctx.adapter === 'postgres') {
+    const tasksWhere = scopeWhere(scope);
+    const states = OPEN_TASK_STATES.map(() => '?').join(', ');
+    openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
+      WHERE ${tasksWhere.sql} AND state IN (${states}) ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
+    params.push(...tasksWhere.params, ...OPEN_TASK_STATES, openTasks);
+  }
   const row = await q.get(
-    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS} FROM sessions s
+    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn} FROM sessions s
       LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
         AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
-    [id, ...where.params, nowIso(ctx)],
+    [...params, id, ...where.params, nowIso(ctx)],
   );
   if (row === undefined) return null;
-  if (row.m_id === null || row.m_id === undefined) return { session: toSession(row), last_message: null };
-  const message: SqlRow = {};
-  for (const column of MESSAGE_COLUMNS.split(', ')) message[column] = row[`m_${column}`];
-  return { session: toSession(row), last_message: toMessage(message) };
+  let message: Message | null = null;
+  if (row.m_id !== null && row.m_id !== undefined) {
+    const fields: SqlRow = {};
+    for (const column of MESSAGE_COLUMNS.split(', ')) fields[column] = row[`m_${column}`];
+    message = toMessage(fields);
+  }
+  const head = { session: toSession(row), last_message: message };
+  if (openTasks === null) return head;
+  if (openColumn !== '') {
+    const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
+    return { ...head, open_tasks: listed.map(toTask) };
+  }
+  const page = await listTaskRows(ctx, q, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+  return { ...head, open_tasks: page.items };
 }

@@ -78,10 +78,13 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
     const id: [string, IdKind, string] = [session_id, 'session', 'session id'];
     return this.read(scope, id, (q) => m.selectLastMessages(this.ctx, q, scope, session_id, n));
   }
-  getSessionHead(scope: t.ReadScope, id: string) {
-    return this.read(scope, [id, 'session', 'session id'], (q) =>
-      m.selectSessionHead(this.ctx, q, scope, id),
-    );
+  getSessionHead(scope: t.ReadScope, id: string, options: t.SessionHeadOptions = {}) {
+    const check = () => {
+      this.v.readScope(scope);
+      this.v.id(id, 'session', 'session id');
+      return m.checkSessionHeadOptions(this.ctx, options);
+    };
+    return this.do('read', check, (q, openTasks) => m.selectSessionHead(this.ctx, q, scope, id, openTasks));
   }
 
   // tasks

@@ -5,14 +5,15 @@
  * both tiers (turn.ts). Every error starts with `[tiered]` (errors.ts).
  */
 
-import { closedError } from '../../core/errors.js';
-import type { Task } from '../../core/model.js';
+import { closedError, invalidRequest } from '../../core/errors.js';
+import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import { checkNewAction } from '../sql/actions.js';
 import { checkNewCheckpoint } from '../sql/checkpoints.js';
 import { SqlStoreBase } from '../sql/store-base.js';
 import { checkNewTask, checkTaskPatch } from '../sql/tasks.js';
 import type * as t from '../types.js';
+import { MAX_PAGE_LIMIT } from '../types.js';
 import { named, withOwnSessions } from './attach.js';
 import { ADAPTER, rebrand, type Tier } from './errors.js';
 import { commitTurn, type TurnDeps } from './turn.js';
@@ -70,8 +71,20 @@ export class TieredStore implements t.StateStore {
     this.run('redis', () => this.redis.listMessages(s, id, q));
   lastMessages: t.StateStore['lastMessages'] = (s, id, n) =>
     this.run('redis', () => this.redis.lastMessages(s, id, n));
-  getSessionHead: t.StateStore['getSessionHead'] = (s, id) =>
-    this.run('redis', () => this.redis.getSessionHead(s, id));
+  getSessionHead: t.StateStore['getSessionHead'] = async (s, id, options = {}) => {
+    // The head from Redis; the open tasks, when asked, from PostgreSQL (where tasks live).
+    const { open_tasks: openTasks, ...rest } = options ?? {};
+    if (
+      openTasks !== undefined &&
+      (!Number.isInteger(openTasks) || openTasks < 1 || openTasks > MAX_PAGE_LIMIT)
+    ) {
+      throw invalidRequest(`[tiered] options.open_tasks must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
+    }
+    const head = await this.run('redis', () => this.redis.getSessionHead(s, id, rest));
+    if (openTasks === undefined) return head;
+    const page = await this.listTasks(s, { state: OPEN_TASK_STATES, limit: openTasks });
+    return head === null ? null : { ...head, open_tasks: page.items };
+  };
 
   // tasks: PostgreSQL, with hot copies in Redis
   createTask: t.StateStore['createTask'] = (s, input) =>
