@@ -95,9 +95,12 @@ export async function executeTask(
     }
     const step = index + 1;
     const key = actionKey(task.id, index, call.params, executionRound(task));
-    const existing = (await rt.read(
-      'action',
-      async () => (await store.getActionByKey(scope, key)) as unknown as JsonValue,
+    // While the move to EXECUTING is still unwritten, no action of this round can exist: its first begin
+    // writes that move, and a round that went on to FAILED comes back through COLLECTING as a new round
+    // (new keys). The step is recorded all the same (the journal keeps its shape), without the read.
+    const mayExist = unwritten === null;
+    const existing = (await rt.read('action', async () =>
+      mayExist ? ((await store.getActionByKey(scope, key)) as unknown as JsonValue) : null,
     )) as unknown as Action | null;
     if (existing !== null) await writeTransition();
     if (existing?.status === 'SUCCESS') {
