@@ -4,18 +4,13 @@
  * finds its checkpoints; once the run commits its messages, the next run gets a new id. Finished runs are
  * named in the metadata (`run_id`) of the messages they wrote.
  */
-import { createHash } from 'node:crypto';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
-import { newId } from '../core/ids.js';
 import type { Checkpoint, Session, Task } from '../core/model.js';
+import { runIdFor } from '../core/run-id.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { MAX_OPEN_TASKS } from './snapshot.js';
 
-/** `run_` + 128 bits of sha256(session id, last seq): the same for every process until the turn commits. */
-export function runIdFor(sessionId: string, lastSeq: number): string {
-  const bytes = createHash('sha256').update(`${sessionId}\n${lastSeq}`).digest();
-  return newId('run', () => bytes.subarray(0, 16));
-}
+export { runIdFor };
 
 export interface Pending {
   /** The session as read when the run was looked for (under the caller's lease). */
@@ -38,7 +33,7 @@ export async function findRun(
   const head = await store.getSessionHead(
     scope,
     sessionId,
-    withOpenTasks ? { open_tasks: MAX_OPEN_TASKS } : {},
+    withOpenTasks ? { open_tasks: MAX_OPEN_TASKS, next_run: true } : { next_run: true },
   );
   if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const { session, last_message: last } = head;
@@ -46,7 +41,9 @@ export async function findRun(
     throw invalidRequest(`session ${sessionId} has ended; start a new session (its open tasks carry over)`);
   }
   const runId = runIdFor(sessionId, last?.seq ?? 0);
-  const checkpoint = await store.latestCheckpoint(scope, runId);
+  // The run's newest checkpoint is read only when the head says it has one that is not its last ('turn').
+  const label = head.next_run?.id === runId ? head.next_run.checkpoint_label : undefined;
+  const checkpoint = label === null || label === 'turn' ? null : await store.latestCheckpoint(scope, runId);
   const lastRun = last?.metadata.run_id;
   return {
     session,

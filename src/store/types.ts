@@ -25,6 +25,10 @@
  */
 import type { Clock, RandomSource } from '../core/clock.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
+import type { NextRun } from '../core/run-id.js';
+
+export type { NextRun };
+
 import type {
   Action,
   ActionError,
@@ -256,12 +260,19 @@ export interface SessionHead {
    * newest first, at most that many, as `listTasks` gives them.
    */
   readonly open_tasks?: Task[];
+  /** With `next_run` asked: the session's next run (runIdFor its newest message) and its newest checkpoint's label. */
+  readonly next_run?: NextRun;
 }
 
 /** What `getSessionHead` reads besides the session and its newest message. */
 export interface SessionHeadOptions {
   /** The scope's open tasks, at most this many (1 to MAX_PAGE_LIMIT): what a run starts from. */
   readonly open_tasks?: number;
+  /**
+   * True: the run the session's next turn is (`runIdFor(session id, seq of its newest message)`) and the
+   * label of that run's newest checkpoint, as latestCheckpoint gives it; on PostgreSQL in the same statement.
+   */
+  readonly next_run?: boolean;
 }
 
 /** A time-limited claim of a named resource (for example: the right to run a session). */

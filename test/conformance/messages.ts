@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { isId, newId } from '../../src/core/ids.js';
 import { OPEN_TASK_STATES } from '../../src/core/model.js';
-import type { NewMessage } from '../../src/store/types.js';
+import { runIdFor } from '../../src/core/run-id.js';
+import type { NewMessage, ReadScope } from '../../src/store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid, ms } from './expect.js';
 import { session } from './fixtures.js';
@@ -143,6 +144,74 @@ export function messageTests(t: Ctx): void {
           t.store,
           t.store.getSessionHead(t.scope, s.id, bad as unknown as { open_tasks: number }),
           'open_tasks',
+        );
+      }
+    });
+
+    it("getSessionHead with next_run gives the session's next run and its newest checkpoint's label, in scope", async () => {
+      const s = await session(t.store, t.scope, 600);
+      const nextRun = async (scope: ReadScope = t.scope) =>
+        (await t.store.getSessionHead(scope, s.id, { next_run: true }))?.next_run;
+      expect(await nextRun()).toEqual({ id: runIdFor(s.id, 0), checkpoint_label: null });
+      // Only the run's own checkpoints count, the newest by write order; another user's never.
+      const run = runIdFor(s.id, 0);
+      await t.store.putCheckpoint(t.neighbour, {
+        run_id: run,
+
+        step: 0,
+        label: 'theirs',
+        channels: {},
+      });
+      expect(await nextRun()).toEqual({ id: run, checkpoint_label: null });
+      await t.store.putCheckpoint(t.scope, {
+        run_id: runIdFor(s.id, 7),
+        step: 0,
+        label: 'other run',
+        channels: {},
+      });
+      await t.store.putCheckpoint(t.scope, {
+        run_id: run,
+        session_id: s.id,
+        step: 0,
+        label: 'start',
+        channels: {},
+      });
+      expect(await nextRun()).toEqual({ id: run, checkpoint_label: 'start' });
+      await t.store.putCheckpoint(t.scope, {
+        run_id: run,
+        session_id: s.id,
+        step: 1,
+        label: 'turn',
+        channels: {},
+      });
+      expect(await nextRun()).toEqual({ id: run, checkpoint_label: 'turn' });
+      expect(await nextRun(t.neighbour)).toBeUndefined();
+      // Each message appended makes a new run id (from the newest seq).
+      for (let seq = 1; seq <= 12; seq++) {
+        await t.store.appendMessages(t.scope, s.id, batch(`r${seq}`, 1));
+        // The checkpoint put above for the run of seq 7 is that run's once the session gets there.
+        const label = seq === 7 ? 'other run' : null;
+        expect(await nextRun()).toEqual({ id: runIdFor(s.id, seq), checkpoint_label: label });
+      }
+      await t.store.putCheckpoint(t.scope, {
+        run_id: runIdFor(s.id, 12),
+        step: 0,
+        label: 'before book',
+        channels: {},
+      });
+      // With the open tasks too; without the option, no next run.
+      const both = await t.store.getSessionHead(t.scope, s.id, { open_tasks: 5, next_run: true });
+      expect(both?.next_run).toEqual({ id: runIdFor(s.id, 12), checkpoint_label: 'before book' });
+      expect(both?.open_tasks).toEqual([]);
+      expect(both?.last_message?.seq).toBe(12);
+      expect((await t.store.getSessionHead(t.scope, s.id))?.next_run).toBeUndefined();
+      expect((await t.store.getSessionHead(t.scope, s.id, { next_run: false }))?.next_run).toBeUndefined();
+      expect(await t.store.getSessionHead(t.scope, newId('session'), { next_run: true })).toBeNull();
+      for (const bad of [{ next_run: 'yes' }, { next_run: 1 }, { next_run: null }]) {
+        await expectInvalid(
+          t.store,
+          t.store.getSessionHead(t.scope, s.id, bad as unknown as { next_run: boolean }),
+          'next_run',
         );
       }
     });

@@ -224,9 +224,10 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
         await turn(scope, session, input);
         perTurn.push([...calls]);
       }
-      // What a turn starts from comes with the session's head (its open tasks too): no list of its own.
-      // (The first also reads the user's remembered preferences for the task it creates.)
-      const start = ['acquireLease', 'getSessionHead', 'latestCheckpoint', 'putCheckpoint'];
+      // What a turn starts from comes with the session's head (its open tasks, and whether its run has a
+      // checkpoint to resume from: none here, so no checkpoint read). (The first also reads the user's
+      // remembered preferences for the task it creates.)
+      const start = ['acquireLease', 'getSessionHead', 'putCheckpoint'];
       perTurn.forEach((calls, i) => {
         const before = calls.slice(0, calls.indexOf('commitTurn'));
         expect(before).toEqual(i === 0 ? [...start, 'listMemory'] : start);

@@ -6,12 +6,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
+import { runIdFor } from '../../src/core/run-id.js';
 import { openStore } from '../../src/store/open.js';
 import {
   DEFAULT_POSTGRES_IDLE_TIMEOUT_MS,
   openPostgresStore,
   parsePostgresUrl,
 } from '../../src/store/postgres/index.js';
+import { NEXT_RUN_ID } from '../../src/store/sql/messages.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
@@ -37,6 +39,23 @@ async function migrationRows(schema: string) {
 }
 
 describe('postgres store', () => {
+  it("computes a session's next run id in SQL as runIdFor does (the head statement's next_run)", async () => {
+    const cases: [string, number | null][] = [
+      [newId('session'), null],
+      [newId('session'), 0],
+    ];
+    for (let i = 0; i < 60; i++)
+      cases.push([newId('session'), i < 30 ? i + 1 : Math.floor(Math.random() * 2 ** 40)]);
+    const values = cases.flat();
+    const rows = cases.map((_, i) => `($${2 * i + 1}::text, $${2 * i + 2}::bigint, ${i})`).join(', ');
+    const result = await adminQuery(
+      `SELECT ${NEXT_RUN_ID} AS run_id FROM (VALUES ${rows}) AS v(id, seq, n)
+        CROSS JOIN LATERAL (SELECT v.id) s(id) CROSS JOIN LATERAL (SELECT v.seq) m(seq) ORDER BY v.n`,
+      values,
+    );
+    expect(result.rows.map((row) => row.run_id)).toEqual(cases.map(([id, seq]) => runIdFor(id, seq ?? 0)));
+  });
+
   it('reads the schema from the URL and keeps the rest of the URL for the connection', () => {
     const parsed = parsePostgresUrl('postgresql://u@h:5433/db?schema=s1&application_name=x');
     expect(parsed.schema).toBe('s1');

@@ -3,6 +3,7 @@
  * only, nothing survives it. Each call runs synchronously inside one undo-logged transaction, so a call is
  * atomic and concurrent callers see one call's effects entirely or not at all.
  */
+
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { closedError } from '../../core/errors.js';
 import type {
@@ -16,6 +17,8 @@ import type {
   TaskEvent,
 } from '../../core/model.js';
 import { OPEN_TASK_STATES } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
+import { checkNextRunOption } from '../shared/next-run.js';
 import { checkRetention } from '../shared/retention.js';
 import {
   type ActionCompletion,
@@ -146,11 +149,20 @@ export class MemoryStore implements StateStore {
     return this.run((c) => {
       const session = sessions.getSession(c, scope, id);
       const openTasks = checkSessionHeadOptions(options);
+      const nextRun = checkNextRunOption(options.next_run, '[memory] ');
       if (session === null) return null;
-      const head = { session, last_message: messages.lastMessages(c, scope, id, 1)[0] ?? null };
-      if (openTasks === null) return head;
-      const open = tasks.listTasks(c, scope, { state: OPEN_TASK_STATES, limit: openTasks });
-      return { ...head, open_tasks: open.items };
+      const last = messages.lastMessages(c, scope, id, 1)[0] ?? null;
+      let head: SessionHead = { session, last_message: last };
+      if (openTasks !== null) {
+        const open = tasks.listTasks(c, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+        head = { ...head, open_tasks: open.items };
+      }
+      if (nextRun) {
+        const runId = runIdFor(id, last?.seq ?? 0);
+        const label = checkpoints.latestCheckpoint(c, scope, runId)?.label ?? null;
+        head = { ...head, next_run: { id: runId, checkpoint_label: label } };
+      }
+      return head;
     });
   }
 

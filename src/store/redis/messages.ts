@@ -19,6 +19,7 @@ import {
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
+import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
 import {
   MAX_PAGE_LIMIT,
   type MessageQuery,
@@ -28,6 +29,7 @@ import {
   type SessionHead,
   type SessionHeadOptions,
 } from '../types.js';
+import { latestCheckpoint } from './checkpoints.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { inOwnerScope, nativeTtlMs, userKeys } from './scope.js';
 import { getSession, isLive, prepareTouchSession } from './sessions.js';
@@ -186,10 +188,16 @@ export async function getSessionHead(
     options.open_tasks === undefined
       ? null
       : v.integer(options.open_tasks, 'options.open_tasks', 1, MAX_PAGE_LIMIT);
+  const nextRun = checkNextRunOption(options.next_run, '[redis] ');
   const session = await getSession(ctx, scope, id);
   if (session === null) return null;
-  const head = { session, last_message: (await lastMessages(ctx, scope, id, 1))[0] ?? null };
-  if (openTasks === null) return head;
-  const open = await listTasks(ctx, scope, { state: OPEN_TASK_STATES, limit: openTasks });
-  return { ...head, open_tasks: open.items };
+  const last = (await lastMessages(ctx, scope, id, 1))[0] ?? null;
+  let head: SessionHead = { session, last_message: last };
+  if (openTasks !== null) {
+    const open = await listTasks(ctx, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+    head = { ...head, open_tasks: open.items };
+  }
+  if (!nextRun) return head;
+  const next = await composeNextRun(id, last?.seq ?? 0, (run) => latestCheckpoint(ctx, scope, run));
+  return { ...head, next_run: next };
 }

@@ -3,6 +3,7 @@
  * same transaction that inserts the messages (the row update serializes concurrent appenders, also across
  * processes). Appending renews the session's TTL, not its version.
  */
+
 import { newId } from '../../core/ids.js';
 import {
   MESSAGE_ROLES,
@@ -11,6 +12,7 @@ import {
   type Session,
   type ToolCall,
 } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
 import {
   MESSAGE_FIELDS,
   SESSION_HEAD_FIELDS,
@@ -18,6 +20,7 @@ import {
   unknownField,
   unknownFieldMessage,
 } from '../shared/known-fields.js';
+import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
 import {
   MAX_PAGE_LIMIT,
   type MessageQuery,
@@ -26,6 +29,7 @@ import {
   type SessionHead,
   type SessionHeadOptions,
 } from '../types.js';
+import { readCheckpoint } from './checkpoint-reads.js';
 import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
@@ -226,15 +230,33 @@ const HEAD_MESSAGE_COLUMNS = MESSAGE_COLUMNS.split(', ')
   .map((column) => `m.${column} AS m_${column}`)
   .join(', ');
 
-/** `options` of getSessionHead checked: how many open tasks to read with the head (null: none). */
-export function checkSessionHeadOptions(ctx: SqlContext, options: SessionHeadOptions): number | null {
+/** What getSessionHead reads besides the head: how many open tasks (null: none), and the next run or not. */
+export interface HeadReads {
+  readonly openTasks: number | null;
+  readonly nextRun: boolean;
+}
+
+/** `options` of getSessionHead checked. */
+export function checkSessionHeadOptions(ctx: SqlContext, options: SessionHeadOptions): HeadReads {
   const { v } = ctx;
   v.record(options, 'options', SESSION_HEAD_FIELDS);
-  if (options.open_tasks === undefined) return null;
+  const nextRun = checkNextRunOption(options.next_run, `[${ctx.adapter}] `);
+  if (options.open_tasks === undefined) return { openTasks: null, nextRun };
   const n = v.positiveInt(options.open_tasks, 'options.open_tasks');
   if (n > MAX_PAGE_LIMIT) v.fail(`options.open_tasks must be at most ${MAX_PAGE_LIMIT}`);
-  return n;
+  return { openTasks: n, nextRun };
 }
+
+/**
+ * PostgreSQL's runIdFor of the head's session and newest message (core/run-id.ts): `run_` and the base32
+ * (RFC 4648 alphabet, lowercase, no padding) of the first 16 bytes of sha256(session id, newline, seq).
+ * get_bit numbers the bits of each byte from its lowest, base32 reads them from the highest.
+ */
+export const NEXT_RUN_ID = `'run_' || (SELECT string_agg(substr('abcdefghijklmnopqrstuvwxyz234567', 1 + (
+    SELECT SUM(CASE WHEN 5 * i + j < 128 THEN get_bit(h.b, 8 * ((5 * i + j) / 8) + 7 - (5 * i + j) % 8) << (4 - j)
+      ELSE 0 END)::int FROM generate_series(0, 4) j), 1), '' ORDER BY i)
+  FROM (SELECT substring(sha256(convert_to(s.id || chr(10) || COALESCE(m.seq, 0)::text, 'UTF8')) FROM 1 FOR 16) AS b) h,
+    generate_series(0, 25) i)`;
 
 /**
  * The session and its newest message in one statement (the newest by the primary key's seq); with
@@ -246,8 +268,9 @@ export async function selectSessionHead(
   q: SqlExecutor,
   scope: ReadScope,
   id: string,
-  openTasks: number | null = null,
+  reads: HeadReads = { openTasks: null, nextRun: false },
 ): Promise<SessionHead | null> {
+  const { openTasks } = reads;
   const where = scopeWhere(scope, 's.');
   const params: SqlParam[] = [];
   let openColumn = '';
@@ -258,10 +281,23 @@ export async function selectSessionHead(
       WHERE ${tasksWhere.sql} AND state IN (${states}) ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
     params.push(...tasksWhere.params, ...OPEN_TASK_STATES, openTasks);
   }
+  // The next run on PostgreSQL: its id computed from the row, the label of its newest checkpoint joined.
+  const nextRunInStatement = reads.nextRun && ctx.adapter === 'postgres';
+  let nextRunColumns = '';
+  let nextRunJoins = '';
+  if (nextRunInStatement) {
+    const checkpointsWhere = scopeWhere(scope, 'c.');
+    nextRunColumns = ', r.id AS next_run_id, cl.label AS next_run_label';
+    nextRunJoins = `
+      CROSS JOIN LATERAL (SELECT ${NEXT_RUN_ID} AS id) r
+      LEFT JOIN LATERAL (SELECT c.label FROM checkpoints c WHERE ${checkpointsWhere.sql} AND c.run_id = r.id
+        ORDER BY c.ord DESC LIMIT 1) cl ON true`;
+    params.push(...checkpointsWhere.params);
+  }
   const row = await q.get(
-    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn} FROM sessions s
+    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
       LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
-        AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)
+        AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
     [...params, id, ...where.params, nowIso(ctx)],
   );
@@ -272,12 +308,23 @@ export async function selectSessionHead(
     for (const column of MESSAGE_COLUMNS.split(', ')) fields[column] = row[`m_${column}`];
     message = toMessage(fields);
   }
-  const head = { session: toSession(row), last_message: message };
-  if (openTasks === null) return head;
+  let head: SessionHead = { session: toSession(row), last_message: message };
   if (openColumn !== '') {
     const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
-    return { ...head, open_tasks: listed.map(toTask) };
+    head = { ...head, open_tasks: listed.map(toTask) };
+  } else if (openTasks !== null) {
+    const page = await listTaskRows(ctx, q, scope, { state: OPEN_TASK_STATES, limit: openTasks });
+    head = { ...head, open_tasks: page.items };
   }
-  const page = await listTaskRows(ctx, q, scope, { state: OPEN_TASK_STATES, limit: openTasks });
-  return { ...head, open_tasks: page.items };
+  if (!reads.nextRun) return head;
+  const lastSeq = message?.seq ?? 0;
+  // The id computed in SQL is checked against runIdFor's; should they ever differ, the run is looked up by it.
+  const next =
+    nextRunInStatement && row.next_run_id === runIdFor(id, lastSeq)
+      ? {
+          id: row.next_run_id,
+          checkpoint_label: row.next_run_label === null ? null : String(row.next_run_label),
+        }
+      : await composeNextRun(id, lastSeq, (run) => readCheckpoint(q, scope, { run_id: run }));
+  return { ...head, next_run: next };
 }

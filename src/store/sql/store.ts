@@ -84,7 +84,7 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       this.v.id(id, 'session', 'session id');
       return m.checkSessionHeadOptions(this.ctx, options);
     };
-    return this.do('read', check, (q, openTasks) => m.selectSessionHead(this.ctx, q, scope, id, openTasks));
+    return this.do('read', check, (q, reads) => m.selectSessionHead(this.ctx, q, scope, id, reads));
   }
 
   // tasks

@@ -8,6 +8,7 @@
 import { closedError, invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
+import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
 import { checkNewAction } from '../sql/actions.js';
 import { checkNewCheckpoint } from '../sql/checkpoints.js';
 import { SqlStoreBase } from '../sql/store-base.js';
@@ -73,17 +74,26 @@ export class TieredStore implements t.StateStore {
     this.run('redis', () => this.redis.lastMessages(s, id, n));
   getSessionHead: t.StateStore['getSessionHead'] = async (s, id, options = {}) => {
     // The head from Redis; the open tasks, when asked, from PostgreSQL (where tasks live).
-    const { open_tasks: openTasks, ...rest } = options ?? {};
+    // The next run's checkpoint label, when asked, from PostgreSQL too (where checkpoints live).
+    const { open_tasks: openTasks, next_run: nextRunAsked, ...rest } = options ?? {};
     if (
       openTasks !== undefined &&
       (!Number.isInteger(openTasks) || openTasks < 1 || openTasks > MAX_PAGE_LIMIT)
     ) {
       throw invalidRequest(`[tiered] options.open_tasks must be an integer from 1 to ${MAX_PAGE_LIMIT}`);
     }
-    const head = await this.run('redis', () => this.redis.getSessionHead(s, id, rest));
-    if (openTasks === undefined) return head;
-    const page = await this.listTasks(s, { state: OPEN_TASK_STATES, limit: openTasks });
-    return head === null ? null : { ...head, open_tasks: page.items };
+    const nextRun = checkNextRunOption(nextRunAsked, '[tiered] ');
+    let head = await this.run('redis', () => this.redis.getSessionHead(s, id, rest));
+    if (head === null) return null;
+    if (openTasks !== undefined) {
+      const page = await this.listTasks(s, { state: OPEN_TASK_STATES, limit: openTasks });
+      head = { ...head, open_tasks: page.items };
+    }
+    if (!nextRun) return head;
+    const next = await composeNextRun(id, head.last_message?.seq ?? 0, (run) =>
+      this.latestCheckpoint(s, run),
+    );
+    return { ...head, next_run: next };
   };
 
   // tasks: PostgreSQL, with hot copies in Redis
