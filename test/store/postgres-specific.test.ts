@@ -13,7 +13,7 @@ import {
   openPostgresStore,
   parsePostgresUrl,
 } from '../../src/store/postgres/index.js';
-import { NEXT_RUN_ID } from '../../src/store/sql/messages.js';
+import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/messages.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
@@ -49,8 +49,9 @@ describe('postgres store', () => {
     const values = cases.flat();
     const rows = cases.map((_, i) => `($${2 * i + 1}::text, $${2 * i + 2}::bigint, ${i})`).join(', ');
     const result = await adminQuery(
-      `SELECT ${NEXT_RUN_ID} AS run_id FROM (VALUES ${rows}) AS v(id, seq, n)
-        CROSS JOIN LATERAL (SELECT v.id) s(id) CROSS JOIN LATERAL (SELECT v.seq) m(seq) ORDER BY v.n`,
+      `SELECT r.id AS run_id FROM (VALUES ${rows}) AS v(id, seq, n)
+        CROSS JOIN LATERAL (SELECT v.id) s(id) CROSS JOIN LATERAL (SELECT v.seq) m(seq) ${NEXT_RUN_ID_JOINS}
+        ORDER BY v.n`,
       values,
     );
     expect(result.rows.map((row) => row.run_id)).toEqual(cases.map(([id, seq]) => runIdFor(id, seq ?? 0)));

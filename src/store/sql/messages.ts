@@ -247,16 +247,26 @@ export function checkSessionHeadOptions(ctx: SqlContext, options: SessionHeadOpt
   return { openTasks: n, nextRun };
 }
 
+const BASE32 = "'abcdefghijklmnopqrstuvwxyz234567'";
+const base32Char = (bits: string) => `substr(${BASE32}, (${bits})::int + 1, 1)`;
+const chunkChars = (v: string) =>
+  Array.from({ length: 8 }, (_, c) => base32Char(`(${v} >> ${35 - 5 * c}) & 31`)).join(' || ');
+
 /**
- * PostgreSQL's runIdFor of the head's session and newest message (core/run-id.ts): `run_` and the base32
- * (RFC 4648 alphabet, lowercase, no padding) of the first 16 bytes of sha256(session id, newline, seq).
- * get_bit numbers the bits of each byte from its lowest, base32 reads them from the highest.
+ * PostgreSQL's runIdFor of the head's session and newest message (core/run-id.ts), as joins that give
+ * `r.id`: `run_` and the base32 (RFC 4648 alphabet, lowercase, no padding) of the first 16 bytes of
+ * sha256(session id, newline, seq). The 16 bytes are read as three 40-bit numbers (8 characters each) and a
+ * last byte (2 characters, the second padded with zero bits): plain arithmetic, a few microseconds.
  */
-export const NEXT_RUN_ID = `'run_' || (SELECT string_agg(substr('abcdefghijklmnopqrstuvwxyz234567', 1 + (
-    SELECT SUM(CASE WHEN 5 * i + j < 128 THEN get_bit(h.b, 8 * ((5 * i + j) / 8) + 7 - (5 * i + j) % 8) << (4 - j)
-      ELSE 0 END)::int FROM generate_series(0, 4) j), 1), '' ORDER BY i)
-  FROM (SELECT substring(sha256(convert_to(s.id || chr(10) || COALESCE(m.seq, 0)::text, 'UTF8')) FROM 1 FOR 16) AS b) h,
-    generate_series(0, 25) i)`;
+export const NEXT_RUN_ID_JOINS = `
+      CROSS JOIN LATERAL (SELECT substring(sha256(convert_to(s.id || chr(10) || COALESCE(m.seq, 0)::text, 'UTF8'))
+        FROM 1 FOR 16) AS b) rh
+      CROSS JOIN LATERAL (SELECT ('x' || encode(substring(rh.b FROM 1 FOR 5), 'hex'))::bit(40)::bigint AS v1,
+        ('x' || encode(substring(rh.b FROM 6 FOR 5), 'hex'))::bit(40)::bigint AS v2,
+        ('x' || encode(substring(rh.b FROM 11 FOR 5), 'hex'))::bit(40)::bigint AS v3,
+        get_byte(rh.b, 15) AS v4) rv
+      CROSS JOIN LATERAL (SELECT 'run_' || ${chunkChars('rv.v1')} || ${chunkChars('rv.v2')} || ${chunkChars('rv.v3')}
+        || ${base32Char('(rv.v4 >> 3) & 31')} || ${base32Char('(rv.v4 & 7) << 2')} AS id) r`;
 
 /**
  * The session and its newest message in one statement (the newest by the primary key's seq); with
@@ -288,8 +298,7 @@ export async function selectSessionHead(
   if (nextRunInStatement) {
     const checkpointsWhere = scopeWhere(scope, 'c.');
     nextRunColumns = ', r.id AS next_run_id, cl.label AS next_run_label';
-    nextRunJoins = `
-      CROSS JOIN LATERAL (SELECT ${NEXT_RUN_ID} AS id) r
+    nextRunJoins = `${NEXT_RUN_ID_JOINS}
       LEFT JOIN LATERAL (SELECT c.label FROM checkpoints c WHERE ${checkpointsWhere.sql} AND c.run_id = r.id
         ORDER BY c.ord DESC LIMIT 1) cl ON true`;
     params.push(...checkpointsWhere.params);
