@@ -1,17 +1,43 @@
 /** `serve --turn-threads`: what `auto` (the default) picks, and what a given number is refused for. */
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { AUTO_TURN_THREADS_MAX, parseTurnThreads } from '../../src/cli/commands/serve.js';
+import { AUTO_TURN_THREADS_MAX, parseTurnThreads, storeServerIsLocal } from '../../src/cli/commands/serve.js';
 
 const cores = availableParallelism();
 const auto = cores < 2 ? 0 : Math.min(cores, AUTO_TURN_THREADS_MAX);
+/** With the store's database server on this machine: one core left to it. */
+const autoLocal = cores < 2 ? 0 : Math.min(cores - 1, AUTO_TURN_THREADS_MAX);
 
 describe('parseTurnThreads', () => {
-  it('auto: one thread per core (at most 4) on stores every thread can open', () => {
+  it('auto: one thread per core (at most 4) on stores every thread can open, one fewer for a local server', () => {
     expect(parseTurnThreads('auto', 'sqlite:./.agentstate/agentstate.db', 1)).toBe(auto);
-    expect(parseTurnThreads('auto', 'postgres://localhost/x', 1)).toBe(auto);
-    expect(parseTurnThreads('auto', 'redis://localhost:6379', 1)).toBe(auto);
+    expect(parseTurnThreads('auto', 'postgres://db.internal/x', 1)).toBe(auto);
+    expect(parseTurnThreads('auto', 'redis://cache.internal:6379', 1)).toBe(auto);
     expect(parseTurnThreads('auto', 'sqlite:db.sqlite', 1, 'agents.mjs')).toBe(auto);
+    expect(parseTurnThreads('auto', 'postgres://localhost/x', 1)).toBe(autoLocal);
+    expect(parseTurnThreads('auto', 'redis://127.0.0.1:6379', 1)).toBe(autoLocal);
+  });
+
+  it('tells a database server on this machine from one elsewhere', () => {
+    for (const local of [
+      'postgres://postgres@127.0.0.1:5432/db',
+      'postgresql://u@localhost/db?schema=s',
+      'postgres:///db',
+      'postgres://u@x/db?host=/var/run/postgresql',
+      'postgres://u@[::1]:5432/db',
+      'redis://127.0.0.1:6379',
+      'redis://cache.internal:6379?durable=postgres://u@127.0.0.1/db',
+      'tiered:?redis=redis%3A%2F%2F127.0.0.1%3A6379&postgres=postgres%3A%2F%2Fu%40db.internal%2Fx',
+    ])
+      expect(storeServerIsLocal(local), local).toBe(true);
+    for (const remote of [
+      'postgres://u@db.internal:5432/db',
+      'redis://cache.internal:6379?durable=postgres://u@db.internal/db',
+      'sqlite:./x.db',
+      'memory:',
+      'tiered:?redis=%zz',
+    ])
+      expect(storeServerIsLocal(remote), remote).toBe(false);
   });
 
   it('auto: the main thread for one-thread stores, a cluster, or agents in TypeScript', () => {

@@ -42,6 +42,32 @@ interface ServeOptions {
 /** Turn threads `auto` starts at most (past a few, the store's write lock or the database is the limit). */
 export const AUTO_TURN_THREADS_MAX = 4;
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '::1', '[::1]', '']);
+
+/**
+ * Whether the store URL names a database server on this machine (PostgreSQL or Redis on a loopback address or
+ * a Unix socket, in a tiered URL too): its server needs a core of its own while turns run.
+ */
+export function storeServerIsLocal(storeUrl: string): boolean {
+  let text = storeUrl;
+  try {
+    text = decodeURIComponent(storeUrl);
+  } catch {
+    // Not percent-encoded text: read as given.
+  }
+  // Each URL up to the next one (a Redis URL's ?durable= names a PostgreSQL one), a space or an &.
+  const urls = text.match(/(postgres(ql)?|rediss?):\/\/((?!(postgres(ql)?|rediss?):\/\/)[^\s&])*/g) ?? [];
+  return urls.some((text) => {
+    try {
+      const url = new URL(text);
+      if (url.searchParams.get('host')?.startsWith('/')) return true;
+      return LOOPBACK_HOSTS.has(url.hostname) || url.hostname.startsWith('127.');
+    } catch {
+      return false;
+    }
+  });
+}
+
 /** Whether every thread can open the store the URL names (one in-process store cannot be shared). */
 function storeSharedByThreads(storeUrl: string): boolean {
   return !isInProcessStore(storeUrl);
@@ -58,7 +84,8 @@ export function assertWorkersCanShare(storeUrl: string, workers: number): void {
 
 /**
  * `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own; `auto` (the
- * default) one per core up to AUTO_TURN_THREADS_MAX, or 0 where threads cannot help or work: an in-process
+ * default) one per core up to AUTO_TURN_THREADS_MAX (one core fewer when the store's database server runs
+ * on this machine: PostgreSQL or Redis on a loopback address or a Unix socket), or 0 where threads cannot help or work: an in-process
  * store, a cluster of processes (`--workers`, which use the cores already), an `--agents` module that is
  * not JavaScript (a thread cannot load TypeScript; give the number to try).
  */
@@ -72,7 +99,9 @@ export function parseTurnThreads(
     if (!storeSharedByThreads(storeUrl) || workers > 1) return 0;
     if (agentsModule !== undefined && !/\.(js|mjs|cjs)$/.test(agentsModule)) return 0;
     const cores = availableParallelism();
-    return cores < 2 ? 0 : Math.min(cores, AUTO_TURN_THREADS_MAX);
+    if (cores < 2) return 0;
+    // A database server on this machine runs the turns' statements: leave it a core.
+    return Math.min(storeServerIsLocal(storeUrl) ? cores - 1 : cores, AUTO_TURN_THREADS_MAX);
   }
   const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
@@ -115,7 +144,7 @@ export function registerServeCommands(program: Command): void {
     )
     .option(
       '--turn-threads <n>',
-      'threads that run turns, each with its own store connection: a number (0: the main thread) or auto, one per core up to 4 (env AGENTSTATE_TURN_THREADS)',
+      'threads that run turns, each with its own store connection: a number (0: the main thread) or auto, one per core up to 4, one fewer for a database server on this machine (env AGENTSTATE_TURN_THREADS)',
       process.env.AGENTSTATE_TURN_THREADS ?? 'auto',
     )
     .option(
