@@ -57,6 +57,61 @@ describe('postgres store', () => {
     expect(result.rows.map((row) => row.run_id)).toEqual(cases.map(([id, seq]) => runIdFor(id, seq ?? 0)));
   });
 
+  it('reads one message row for the session head, however long the conversation (custom and generic plans)', async () => {
+    const schema = freshSchema();
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const heads: { text: string; values: unknown[] }[] = [];
+    pool.on('acquire', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string; values?: unknown[] };
+        if (typeof config?.text === 'string' && config.text.startsWith('SELECT s.id'))
+          heads.push({ text: config.text, values: config.values ?? [] });
+        return query(...args);
+      };
+    });
+    const store = await openPostgresStore({ pool, schema });
+    const session = await store.createSession(scope, {});
+    for (let i = 0; i < 6; i++) {
+      const batch = Array.from({ length: 50 }, (_, j) => ({
+        role: 'user' as const,
+        content: `m ${i * 50 + j}`,
+      }));
+      await store.appendMessages(scope, session.id, batch);
+    }
+    const head = await store.getSessionHead(scope, session.id, { open_tasks: 10, next_run: true });
+    expect(head?.last_message?.seq).toBe(300);
+    const statement = heads.at(-1);
+    expect(statement).toBeDefined();
+    await store.close();
+    await pool.end();
+    interface PlanNode {
+      'Relation Name'?: string;
+      'Actual Rows': number;
+      'Actual Loops': number;
+      Plans?: PlanNode[];
+    }
+    const messageRows = (node: PlanNode): number =>
+      (node['Relation Name'] === 'messages' ? node['Actual Rows'] * node['Actual Loops'] : 0) +
+      (node.Plans ?? []).reduce((n, child) => n + messageRows(child), 0);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      await client.query(`SET search_path TO "${schema}"`);
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await client.query(`SET plan_cache_mode = ${mode}`);
+        const explained = await client.query({
+          text: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement?.text}`,
+          values: statement?.values ?? [],
+        });
+        const plan = (explained.rows[0] as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+        expect({ mode, rows: messageRows(plan) }).toEqual({ mode, rows: 1 });
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
   it('reads the schema from the URL and keeps the rest of the URL for the connection', () => {
     const parsed = parsePostgresUrl('postgresql://u@h:5433/db?schema=s1&application_name=x');
     expect(parsed.schema).toBe('s1');

@@ -269,6 +269,17 @@ export const NEXT_RUN_ID_JOINS = `
         || ${base32Char('(rv.v4 >> 3) & 31')} || ${base32Char('(rv.v4 & 7) << 2')} AS id) r`;
 
 /**
+ * The session's newest message. PostgreSQL: a lateral read of one index entry from the end of the session's
+ * messages (a join on `seq = MAX(seq)` was planned as a hash of all of them: a read that grew with the
+ * conversation, 10 ms at 20,000 messages). SQLite has no LATERAL and plans the join on MAX(seq) as two
+ * index lookups.
+ */
+const NEWEST_MESSAGE_LATERAL = `LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
+        WHERE tenant_id = s.tenant_id AND session_id = s.id ORDER BY seq DESC LIMIT 1) m ON true`;
+const NEWEST_MESSAGE_JOIN = `LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
+        AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)`;
+
+/**
  * The session and its newest message in one statement (the newest by the primary key's seq); with
  * `openTasks`, the scope's open tasks too: on PostgreSQL in the same statement (a JSON list), on SQLite
  * (in-process, no round trip to save) by a second one.
@@ -305,8 +316,7 @@ export async function selectSessionHead(
   }
   const row = await q.get(
     `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
-      LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
-        AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)${nextRunJoins}
+      ${ctx.adapter === 'postgres' ? NEWEST_MESSAGE_LATERAL : NEWEST_MESSAGE_JOIN}${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
     [...params, id, ...where.params, nowIso(ctx)],
   );
