@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isId, newId } from '../../src/core/ids.js';
-import { TASK_STATES, TASK_TRANSITIONS, type TaskState } from '../../src/core/model.js';
+import { OPEN_TASK_STATES, TASK_STATES, TASK_TRANSITIONS, type TaskState } from '../../src/core/model.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
 import { collect, ids, session, task } from './fixtures.js';
@@ -210,6 +210,33 @@ export function taskTests(t: Ctx): void {
       expect(ids((await t.store.listTasks(t.scope, { type: 'flight', state: 'INIT' })).items)).toEqual([
         a.id,
       ]);
+    });
+
+    it("finds a session's open tasks past a long history of finished ones, in any order of the states", async () => {
+      const s = await session(t.store, t.scope);
+      const other = await session(t.store, t.scope);
+      const open: string[] = [];
+      for (let i = 0; i < 24; i++) {
+        t.clock.advance(10);
+        const here = i % 3 === 0 ? other.id : s.id;
+        const state: TaskState =
+          i % 8 === 5 ? 'COLLECTING' : i % 8 === 7 ? 'FAILED' : i % 2 ? 'DONE' : 'CANCELLED';
+        const made = await t.store.createTask(t.scope, { type: 'flight', session_id: here, state });
+        if (here === s.id && OPEN_TASK_STATES.includes(state)) open.unshift(made.id);
+      }
+      expect(open.length).toBeGreaterThan(2);
+      for (const states of [[...OPEN_TASK_STATES], [...OPEN_TASK_STATES].reverse()]) {
+        const listed = await t.store.listTasks(t.scope, { session_id: s.id, state: states });
+        expect(ids(listed.items)).toEqual(open);
+        const { items } = await collect(
+          (q) => t.store.listTasks(t.scope, { ...q, session_id: s.id, state: states }),
+          2,
+        );
+        expect(ids(items)).toEqual(open);
+      }
+      const done = await t.store.listTasks(t.scope, { session_id: s.id, state: 'DONE' });
+      expect(done.items.length).toBeGreaterThan(0);
+      expect(done.items.every((task) => task.state === 'DONE' && task.session_id === s.id)).toBe(true);
     });
 
     it('pages through tasks: every task exactly once', async () => {

@@ -57,7 +57,7 @@ describe('postgres store', () => {
     expect(result.rows.map((row) => row.run_id)).toEqual(cases.map(([id, seq]) => runIdFor(id, seq ?? 0)));
   });
 
-  it('reads one message row for the session head, however long the conversation (custom and generic plans)', async () => {
+  it("reads one message row and the open tasks' rows for the session head, however long the history (custom and generic plans)", async () => {
     const schema = freshSchema();
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
     const heads: { text: string; values: unknown[] }[] = [];
@@ -79,8 +79,16 @@ describe('postgres store', () => {
       }));
       await store.appendMessages(scope, session.id, batch);
     }
+    for (let i = 0; i < 40; i++)
+      await store.createTask(scope, {
+        session_id: session.id,
+        type: 'demo',
+        state: i % 2 ? 'DONE' : 'CANCELLED',
+      });
+    await store.createTask(scope, { session_id: session.id, type: 'demo', state: 'COLLECTING' });
     const head = await store.getSessionHead(scope, session.id, { open_tasks: 10, next_run: true });
     expect(head?.last_message?.seq).toBe(300);
+    expect(head?.open_tasks?.map((task) => task.state)).toEqual(['COLLECTING']);
     const statement = heads.at(-1);
     expect(statement).toBeDefined();
     await store.close();
@@ -89,23 +97,33 @@ describe('postgres store', () => {
       'Relation Name'?: string;
       'Actual Rows': number;
       'Actual Loops': number;
+      'Rows Removed by Filter'?: number;
       Plans?: PlanNode[];
     }
-    const messageRows = (node: PlanNode): number =>
-      (node['Relation Name'] === 'messages' ? node['Actual Rows'] * node['Actual Loops'] : 0) +
-      (node.Plans ?? []).reduce((n, child) => n + messageRows(child), 0);
+    const rowsOf = (table: string, node: PlanNode): number =>
+      (node['Relation Name'] === table
+        ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops']
+        : 0) + (node.Plans ?? []).reduce((n, child) => n + rowsOf(table, child), 0);
     const client = new pg.Client({ connectionString: POSTGRES_URL });
     await client.connect();
     try {
       await client.query(`SET search_path TO "${schema}"`);
+      // A prepared statement run with literals: EXPLAIN given parameters would plan with their values.
+      await client.query(`PREPARE head AS ${statement?.text}`);
+      const literals = (statement?.values ?? []).map((value) =>
+        typeof value === 'number' ? String(value) : client.escapeLiteral(String(value)),
+      );
       for (const mode of ['force_custom_plan', 'force_generic_plan']) {
         await client.query(`SET plan_cache_mode = ${mode}`);
-        const explained = await client.query({
-          text: `EXPLAIN (ANALYZE, FORMAT JSON) ${statement?.text}`,
-          values: statement?.values ?? [],
-        });
+        const explained = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE head(${literals.join(', ')})`,
+        );
         const plan = (explained.rows[0] as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
-        expect({ mode, rows: messageRows(plan) }).toEqual({ mode, rows: 1 });
+        expect({ mode, messages: rowsOf('messages', plan), tasks: rowsOf('tasks', plan) }).toEqual({
+          mode,
+          messages: 1,
+          tasks: 1,
+        });
       }
     } finally {
       await client.end();

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { OPEN_TASK_STATES } from '../../src/core/model.js';
 import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
 import { SqlStore } from '../../src/store/sql/store.js';
@@ -149,4 +150,36 @@ it('no statement of any store call scans a whole table', async () => {
   // time it is bound anew: every LIMIT goes through a CAST, which it plans once.
   expect(sent.filter((sql) => /\bLIMIT \?/.test(sql))).toEqual([]);
   expect(sent.filter((sql) => sql.includes('LIMIT CAST(? AS INTEGER)')).length).toBeGreaterThan(8);
+});
+
+it("a session's open tasks and the head's are read through the open-task indexes, past finished tasks", async () => {
+  const file = join(dir, 'open-tasks.db');
+  const inner = openSqliteDriver(file, { synchronous: 'NORMAL', busyTimeoutMs: 1000 });
+  await migrate(inner);
+  const seen = new Map<string, readonly SqlParam[]>();
+  const store = new SqlStore('sqlite', recording(inner, seen), { clock: new ManualClock() });
+  const scope = { tenant_id: 'tenant', user_id: 'user' };
+  const session = await store.createSession(scope, {});
+  await store.createTask(scope, { type: 't', session_id: session.id, state: 'DONE' });
+  await store.createTask(scope, { type: 't', session_id: session.id, state: 'COLLECTING' });
+  seen.clear();
+  const listed = await store.listTasks(scope, {
+    session_id: session.id,
+    state: [...OPEN_TASK_STATES].reverse(),
+  });
+  expect(listed.items.map((task) => task.state)).toEqual(['COLLECTING']);
+  const head = await store.getSessionHead(scope, session.id, { open_tasks: 5 });
+  expect(head?.open_tasks?.map((task) => task.state)).toEqual(['COLLECTING']);
+  await store.close();
+  const db = new Database(file, { readonly: true });
+  const plans = [...seen]
+    .filter(([sql]) => sql.includes('FROM tasks'))
+    .map(([sql, params]) =>
+      (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[])
+        .map((row) => row.detail)
+        .join('; '),
+    );
+  db.close();
+  expect(plans).toHaveLength(2);
+  for (const plan of plans) expect(plan).toMatch(/USING INDEX tasks_open_by_(session|user)/);
 });

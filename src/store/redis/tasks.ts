@@ -232,6 +232,13 @@ export function listTaskEvents(ctx: Ctx, scope: ReadScope, taskId: string): Prom
   );
 }
 
+/** Of two sets of index keys, the one with fewer members in all (ties: the first). */
+async function smallerIndex(ctx: Ctx, first: string[], second: string[]): Promise<string[]> {
+  const sizes = await Promise.all([...first, ...second].map((key) => ctx.redis.zcard(key)));
+  const total = (from: number, to: number) => sizes.slice(from, to).reduce((n, size) => n + size, 0);
+  return total(first.length, sizes.length) < total(0, first.length) ? second : first;
+}
+
 export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {}): Promise<Page<Task>> {
   v.checkReadScope(scope);
   v.query(query, TASK_QUERY_FIELDS);
@@ -251,8 +258,13 @@ export async function listTasks(ctx: Ctx, scope: ReadScope, query: TaskQuery = {
   if (scope.user_id === undefined) keys = [tenantKeys(ctx, scope.tenant_id).tasks()];
   else {
     const user = userKeys(ctx, scope.tenant_id, scope.user_id);
-    if (query.session_id !== undefined) keys = [user.tasksBySession(query.session_id)];
-    else if (states !== null) keys = [...new Set(states)].map((s) => user.tasksByState(s));
+    const byState = states === null ? null : [...new Set(states)].map((s) => user.tasksByState(s));
+    if (query.session_id !== undefined) {
+      keys = [user.tasksBySession(query.session_id)];
+      // A session and states (a turn's open tasks): the smaller index is scanned, the other filters. The
+      // session's index holds its whole history; the user's open states hold a few tasks.
+      if (byState !== null) keys = await smallerIndex(ctx, keys, byState);
+    } else if (byState !== null) keys = byState;
     else keys = [user.tasks()];
   }
   return scanIndex<Task>(ctx, {

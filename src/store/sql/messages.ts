@@ -42,6 +42,7 @@ import {
   toSession,
   toTask,
 } from './rows.js';
+import { OPEN_TASK_STATES_SQL } from './schema.js';
 import { listTaskRows } from './tasks.js';
 
 export const MAX_MESSAGE_LIMIT = 1000;
@@ -297,10 +298,9 @@ export async function selectSessionHead(
   let openColumn = '';
   if (openTasks !== null && ctx.adapter === 'postgres') {
     const tasksWhere = scopeWhere(scope);
-    const states = OPEN_TASK_STATES.map(() => '?').join(', ');
     openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
-      WHERE ${tasksWhere.sql} AND state IN (${states}) ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
-    params.push(...tasksWhere.params, ...OPEN_TASK_STATES, openTasks);
+      WHERE ${tasksWhere.sql} AND ${OPEN_TASK_STATES_SQL} ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
+    params.push(...tasksWhere.params, openTasks);
   }
   // The next run on PostgreSQL: its id computed from the row, the label of its newest checkpoint joined.
   const nextRunInStatement = reads.nextRun && ctx.adapter === 'postgres';

@@ -6,6 +6,7 @@ import type { JsonObject } from '../../core/json.js';
 import {
   canTransition,
   FINAL_TASK_STATES,
+  OPEN_TASK_STATES,
   TASK_STATES,
   type Task,
   type TaskState,
@@ -18,6 +19,7 @@ import type { SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
 import { EVENT_COLUMNS, TASK_COLUMNS, toJson, toTask, toTaskEvent } from './rows.js';
+import { OPEN_TASK_STATES_SQL } from './schema.js';
 
 export interface CheckedNewTask {
   readonly id: string | null;
@@ -344,8 +346,11 @@ export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadS
   }
   if (states !== undefined) {
     if (states.length === 0) return { items: [], next_cursor: null };
-    conditions.push(`state IN (${states.map(() => '?').join(', ')})`);
-    params.push(...states);
+    if (sameStates(states, OPEN_TASK_STATES)) conditions.push(OPEN_TASK_STATES_SQL);
+    else {
+      conditions.push(`state IN (${states.map(() => '?').join(', ')})`);
+      params.push(...states);
+    }
   }
   if (cursor !== null) {
     conditions.push('ord < ?');
@@ -356,6 +361,12 @@ export async function listTaskRows(ctx: SqlContext, q: SqlExecutor, scope: ReadS
     [...params, limit + 1],
   );
   return (await toPage(ctx, q, list, rows, limit, toTask)) as Page<Task>;
+}
+
+/** Whether two lists of states name the same set (the open states asked in any order, or twice). */
+function sameStates(a: readonly TaskState[], b: readonly TaskState[]): boolean {
+  const set = new Set(a);
+  return set.size === new Set(b).size && b.every((state) => set.has(state));
 }
 
 export async function selectTaskEvents(q: SqlExecutor, scope: ReadScope, task_id: string) {

@@ -41,6 +41,7 @@ import {
   toSession,
   toTask,
 } from './rows.js';
+import { OPEN_TASK_STATES_SQL } from './schema.js';
 import { eventParams, newTaskRow, taskPatchUpdate } from './tasks.js';
 import type { CheckedBatch } from './turn.js';
 
@@ -232,15 +233,9 @@ export async function writeTurnInOneStatement(
   // openTasksOverlay lays over them): as many more as the batch updates, since each may leave the list.
   let openColumn = '';
   if (b.listOpen !== null) {
-    const states = OPEN_TASK_STATES.map(() => '?').join(', ');
     openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
-      WHERE ${where.sql} AND session_id = ? AND state IN (${states}) ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
-    params.push(
-      ...where.params,
-      b.listOpen.session_id,
-      ...OPEN_TASK_STATES,
-      b.listOpen.limit + b.updates.length,
-    );
+      WHERE ${where.sql} AND session_id = ? AND ${OPEN_TASK_STATES_SQL} ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
+    params.push(...where.params, b.listOpen.session_id, b.listOpen.limit + b.updates.length);
   }
 
   const guard = counted.map((name) => `(SELECT COUNT(*) FROM ${name})`).join(' * ');
