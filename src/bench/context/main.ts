@@ -8,50 +8,15 @@
  * AGENTSTATE_BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test); a store that cannot be
  * opened is skipped with a note in the report.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { makeFolder } from '../../process/folders.js';
-import { openStore } from '../../store/open.js';
-import type { StateStore } from '../../store/types.js';
+import { openBenchStore } from '../stores.js';
 import { type ContextBenchResult, runContextBench } from './bench.js';
 import { contextBenchMarkdown } from './report.js';
 
-async function open(name: string): Promise<{ store: StateStore; done: () => Promise<void> }> {
-  if (name === 'sqlite') {
-    const dir = mkdtempSync(join(tmpdir(), 'agentstate-ctx-bench-'));
-    const store = await openStore(`sqlite:${join(dir, 'bench.db')}`);
-    const done = async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
-    return { store, done };
-  }
-  if (name === 'postgres') {
-    // A fresh schema, dropped afterwards, so the run never touches other data in the database.
-    const base = process.env.AGENTSTATE_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-    const schema = `bench_ctx_${Math.random().toString(36).slice(2, 10)}`;
-    const url = new URL(base);
-    url.searchParams.set('schema', schema);
-    const store = await openStore(url.toString());
-    const done = async () => {
-      await store.close();
-      url.searchParams.delete('schema');
-      const client = new pg.Client({ connectionString: url.toString() });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    };
-    return { store, done };
-  }
-  if (name === 'memory') {
-    const store = await openStore('memory:');
-    return { store, done: () => store.close() };
-  }
-  throw new Error(`unknown store ${name}: use sqlite, postgres or memory`);
-}
+const open = (name: string) => openBenchStore(name, 'ctx');
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
