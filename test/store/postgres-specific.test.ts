@@ -130,6 +130,92 @@ describe('postgres store', () => {
     }
   });
 
+  it("finds a session by its id, not by its user's index, for a user with thousands among users with one (generic plans)", async () => {
+    const schema = freshSchema();
+    const store = await openPostgresStore({ url: schemaUrl(schema) });
+    const heavy = { tenant_id: 'tenant', user_id: 'heavy' };
+    const first = await store.createSession(heavy, {});
+    await store.close();
+    // Many light users with a session each, one user with 3,000: what a service's sessions look like.
+    await adminQuery(
+      `INSERT INTO "${schema}".sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds,
+        created_at, updated_at, last_activity_at, expires_at, message_count)
+      SELECT 'sess_bulk' || n, 'tenant', CASE WHEN n <= 3000 THEN 'heavy' ELSE 'light' || n END, NULL, 'active',
+        '{}', 1, 3600, s.created_at, s.updated_at, s.last_activity_at, s.expires_at, 0
+      FROM generate_series(1, 9000) AS n CROSS JOIN "${schema}".sessions s WHERE s.id = $1`,
+      [first.id],
+    );
+    await adminQuery(`ANALYZE "${schema}".sessions`);
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const seen: { text: string; values: unknown[] }[] = [];
+    pool.on('acquire', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as { text?: string; values?: unknown[] };
+        if (typeof config?.text === 'string' && /\bsessions\b/.test(config.text))
+          seen.push({ text: config.text, values: config.values ?? [] });
+        return query(...args);
+      };
+    });
+    const again = await openPostgresStore({ pool, schema });
+    seen.length = 0;
+    expect((await again.getSession(heavy, first.id))?.id).toBe(first.id);
+    expect((await again.getSessionHead(heavy, first.id, { open_tasks: 5, next_run: true }))?.session.id).toBe(
+      first.id,
+    );
+    await again.appendMessages(heavy, first.id, [{ role: 'user', content: 'hello' }]);
+    await again.updateSession(heavy, first.id, 1, { context: { a: 1 } });
+    await again.createTask(heavy, { type: 'demo', session_id: first.id });
+    await again.commitTurn(heavy, {
+      messages: { session_id: first.id, items: [{ role: 'assistant', content: 'hi' }] },
+    });
+    expect((await again.lastMessages(heavy, first.id, 5)).map((m) => m.content)).toEqual(['hello', 'hi']);
+    await again.close();
+    await pool.end();
+    interface PlanNode {
+      'Relation Name'?: string;
+      'Actual Rows': number;
+      'Actual Loops': number;
+      'Rows Removed by Filter'?: number;
+      Plans?: PlanNode[];
+    }
+    const rowsOf = (node: PlanNode): number =>
+      (node['Relation Name'] === 'sessions'
+        ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0)) * node['Actual Loops']
+        : 0) + (node.Plans ?? []).reduce((n, child) => n + rowsOf(child), 0);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    const read: Record<string, number> = {};
+    try {
+      await client.query(`SET search_path TO "${schema}"`);
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query('BEGIN');
+      for (const [i, statement] of seen.entries()) {
+        if (!/^\s*(SELECT|UPDATE|WITH|INSERT)/.test(statement.text)) continue;
+        await client.query(`PREPARE s${i} AS ${statement.text}`);
+        const literals = statement.values.map((value) =>
+          value === null
+            ? 'NULL'
+            : typeof value === 'number'
+              ? String(value)
+              : client.escapeLiteral(String(value)),
+        );
+        await client.query('SAVEPOINT p');
+        const explained = await client.query(
+          `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE s${i}(${literals.join(', ')})`,
+        );
+        await client.query('ROLLBACK TO SAVEPOINT p');
+        const plan = (explained.rows[0] as { 'QUERY PLAN': [{ Plan: PlanNode }] })['QUERY PLAN'][0].Plan;
+        read[statement.text.replace(/\s+/g, ' ').slice(0, 60)] = rowsOf(plan);
+      }
+      await client.query('ROLLBACK');
+    } finally {
+      await client.end();
+    }
+    expect(Object.keys(read).length).toBeGreaterThan(5);
+    expect(Object.entries(read).filter(([, rows]) => rows > 2)).toEqual([]);
+  });
+
   it('reads the schema from the URL and keeps the rest of the URL for the connection', () => {
     const parsed = parsePostgresUrl('postgresql://u@h:5433/db?schema=s1&application_name=x');
     expect(parsed.schema).toBe('s1');

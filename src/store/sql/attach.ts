@@ -7,7 +7,7 @@
  * commits.
  */
 import type { Scope } from '../types.js';
-import { notFound, nowIso, type SqlContext } from './context.js';
+import { notFound, nowIso, type SqlContext, scopeCheck } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 
 /** True when `session_id` must be checked (one is named, and the sessions live in this database). */
@@ -28,9 +28,10 @@ export function ownSessionSelect(
   lockedHere: string | null = null,
 ): { sql: string; params: SqlParam[] } {
   const lock = session_id === lockedHere ? '' : (ctx.sessionLock ?? '');
+  const check = scopeCheck(scope);
   return {
-    sql: `SELECT 1 AS one FROM sessions WHERE id = ? AND tenant_id = ? AND user_id = ? AND expires_at > ?${lock}`,
-    params: [session_id, scope.tenant_id, scope.user_id, nowIso(ctx)],
+    sql: `SELECT 1 AS one FROM sessions WHERE id = ? AND ${check.sql} AND expires_at > ?${lock}`,
+    params: [session_id, ...check.params, nowIso(ctx)],
   };
 }
 

@@ -55,6 +55,20 @@ export function scopeWhere(scope: ReadScope, prefix = ''): { sql: string; params
   return { sql: `${prefix}tenant_id = ? AND ${prefix}user_id = ?`, params: [scope.tenant_id, scope.user_id] };
 }
 
+/**
+ * The scope as a check on a row found by its unique id, written so that no index serves it (`tenant_id || ''`
+ * is the column's value, but not a column an index leads with). PostgreSQL's generic plan of
+ * `id = $1 AND tenant_id = $2 AND user_id = $3` costs the user's index (tenant_id, user_id, ord) as the id's
+ * when most users have few rows, may take it, and then reads every row of a user who has thousands.
+ */
+export function scopeCheck(scope: ReadScope, prefix = ''): { sql: string; params: SqlParam[] } {
+  if (scope.user_id === undefined) return { sql: `${prefix}tenant_id || '' = ?`, params: [scope.tenant_id] };
+  return {
+    sql: `${prefix}tenant_id || '' = ? AND ${prefix}user_id || '' = ?`,
+    params: [scope.tenant_id, scope.user_id],
+  };
+}
+
 /** A run's last checkpoint as this store wrote it: its id and manifest. */
 export interface WrittenCheckpoint {
   readonly id: string;

@@ -30,7 +30,7 @@ import {
   type SessionHeadOptions,
 } from '../types.js';
 import { readCheckpoint } from './checkpoint-reads.js';
-import { isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import { isoAfter, notFound, nowIso, type SqlContext, scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import {
@@ -107,7 +107,7 @@ export async function appendChecked(
   session_id: string,
   items: readonly CheckedMessage[],
 ): Promise<{ messages: Message[]; session: Session | null }> {
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   const now = nowIso(ctx);
   if (items.length === 0) {
     const live = await tx.get(
@@ -170,7 +170,7 @@ export async function appendChecked(
 
 /** Messages of a visible session only: the join makes scope and expiry part of the query. */
 function visibleFrom(scope: ReadScope) {
-  const where = scopeWhere(scope, 's.');
+  const where = scopeCheck(scope, 's.');
   return {
     sql: `FROM messages m JOIN sessions s ON s.id = m.session_id AND s.tenant_id = m.tenant_id
       WHERE m.tenant_id = ? AND m.session_id = ? AND ${where.sql} AND s.expires_at > ?`,
@@ -293,7 +293,7 @@ export async function selectSessionHead(
   reads: HeadReads = { openTasks: null, nextRun: false },
 ): Promise<SessionHead | null> {
   const { openTasks } = reads;
-  const where = scopeWhere(scope, 's.');
+  const where = scopeCheck(scope, 's.');
   const params: SqlParam[] = [];
   let openColumn = '';
   if (openTasks !== null && ctx.adapter === 'postgres') {

@@ -6,7 +6,7 @@ import type { JsonObject } from '../../core/json.js';
 import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus } from '../../core/model.js';
 import { SESSION_FIELDS, SESSION_PATCH_FIELDS, SESSION_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
-import { conflict, isoAfter, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import { conflict, isoAfter, notFound, nowIso, type SqlContext, scopeCheck, scopeWhere } from './context.js';
 import type { SqlDialect, SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
@@ -110,7 +110,7 @@ export async function insertSession(
 
 /** A visible (in scope, unexpired) session, or null. */
 export async function selectSession(ctx: SqlContext, q: SqlExecutor, scope: ReadScope, id: string) {
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   const row = await q.get(
     `SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ? AND ${where.sql} AND expires_at > ?`,
     [id, ...where.params, nowIso(ctx)],
@@ -157,7 +157,8 @@ async function writeSession(
 ): Promise<Session> {
   const changed = await tx.run(
     `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?, updated_at = ?,
-      last_activity_at = ?, expires_at = ?, ended_at = ? WHERE id = ? AND tenant_id = ? AND user_id = ? AND version = ?`,
+      last_activity_at = ?, expires_at = ?, ended_at = ? WHERE id = ? AND tenant_id || '' = ? AND user_id || '' = ?
+      AND version = ?`,
     [
       next.agent,
       next.status,

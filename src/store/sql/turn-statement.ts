@@ -27,7 +27,7 @@ import type { Scope, TurnResult } from '../types.js';
 import { newActionInsert } from './actions.js';
 import { checksSession, ownSessionSelect } from './attach.js';
 import { checkpointAfterKnown, checkpointRunKey, knownLast } from './checkpoints.js';
-import { isoAfter, nowIso, type SqlContext, scopeWhere } from './context.js';
+import { isoAfter, nowIso, type SqlContext, scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { memoryUpsert, withCreatedAt } from './memory.js';
 import {
@@ -342,7 +342,7 @@ function sessionAndMessages(
   now: string,
 ) {
   const { session_id, items } = appended;
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   const patch = b.session?.patch ?? {};
   const sets = ['message_count = message_count + ?', 'last_activity_at = ?'];
   const setParams: SqlParam[] = [items.length, now];
