@@ -17,7 +17,7 @@ import {
 } from '../shared/known-fields.js';
 import type { ActionCompletion, ActionQuery, NewAction, Page, ReadScope, Scope } from '../types.js';
 import { checksSession, ownSessionSelect, requireOwnSession } from './attach.js';
-import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import { conflict, notFound, nowIso, type SqlContext, scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
@@ -87,7 +87,7 @@ export async function selectActionByKey(q: SqlExecutor, scope: Scope, key: strin
 }
 
 export async function selectAction(q: SqlExecutor, scope: ReadScope, id: string): Promise<Action | null> {
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   const row = await q.get(`SELECT ${ACTION_COLUMNS} FROM actions WHERE id = ? AND ${where.sql}`, [
     id,
     ...where.params,
@@ -161,7 +161,7 @@ export function newActionInsert(
     action,
     row,
     sql: `INSERT INTO actions (${ACTION_COLUMNS}) SELECT ${values}
-      WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id = ? AND user_id = ?)
+      WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ? AND tenant_id || '' = ? AND user_id || '' = ?)
         AND NOT EXISTS (SELECT 1 FROM actions WHERE id = ?)${session === null ? '' : ` AND EXISTS (${session.sql})`}
       ON CONFLICT (tenant_id, user_id, idempotency_key) DO NOTHING`,
     params: [...row, input.task_id, scope.tenant_id, scope.user_id, action.id, ...(session?.params ?? [])],
@@ -223,7 +223,7 @@ export async function transition(
   if (to === 'SUCCESS' || to === 'FAILED') next.completed_at = now;
   const changed = await tx.run(
     `UPDATE actions SET status = ?, result = ?, error = ?, note = ?, attempts = ?, updated_at = ?, completed_at = ?
-      WHERE id = ? AND tenant_id = ? AND status = ? AND attempts = ?`,
+      WHERE id = ? AND tenant_id || '' = ? AND status = ? AND attempts = ?`,
     [
       next.status,
       next.result === null ? null : toJson(next.result),

@@ -14,7 +14,7 @@ import {
 import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { checksSession, requireOwnSession } from './attach.js';
-import { conflict, notFound, nowIso, type SqlContext, scopeWhere } from './context.js';
+import { conflict, notFound, nowIso, type SqlContext, scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { ordCursor, pageLimit, toPage } from './paging.js';
@@ -143,7 +143,7 @@ export async function insertTask(ctx: SqlContext, tx: SqlExecutor, scope: Scope,
 }
 
 export async function selectTask(q: SqlExecutor, scope: ReadScope, id: string): Promise<Task | null> {
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   const row = await q.get(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND ${where.sql}`, [
     id,
     ...where.params,
@@ -196,7 +196,7 @@ export async function applyTaskPatch(
   }
   const changed = await tx.run(
     `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?, updated_at = ?,
-      closed_at = ? WHERE id = ? AND tenant_id = ? AND user_id = ? AND version = ?`,
+      closed_at = ? WHERE id = ? AND tenant_id || '' = ? AND user_id || '' = ? AND version = ?`,
     [
       next.state,
       toJson(next.slots),
@@ -272,7 +272,7 @@ export function taskPatchUpdate(
       AND s.tenant_id = t.tenant_id AND s.user_id = t.user_id AND s.expires_at > ?${patch.session_id === lockedHere ? '' : (ctx.sessionLock ?? '')}))`;
     attachParams.push(patch.session_id, patch.session_id, now);
   }
-  const where = scopeWhere(scope);
+  const where = scopeCheck(scope);
   return {
     sql: `UPDATE tasks AS t SET ${sets.join(', ')}
       FROM (SELECT id, state AS old_state FROM tasks WHERE id = ? AND ${where.sql} FOR UPDATE) AS o

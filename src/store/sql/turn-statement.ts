@@ -185,9 +185,11 @@ export async function writeTurnInOneStatement(
     counted.push(`ab${i}`);
   });
 
+  // Actions by id: the scope as a check no index serves (context.ts scopeCheck).
+  const byId = scopeCheck(scope);
   b.completes.forEach(({ id, done }, i) => {
     ctes.push(`ac${i} AS (UPDATE actions SET status = ?, result = ?, error = ?, updated_at = ?, completed_at = ?
-      WHERE id = ? AND ${where.sql} AND status = 'PENDING' RETURNING ${prefixed(ACTION_COLUMNS, `ac${i}_`)})`);
+      WHERE id = ? AND ${byId.sql} AND status = 'PENDING' RETURNING ${prefixed(ACTION_COLUMNS, `ac${i}_`)})`);
     params.push(
       done.status,
       done.result === null ? null : toJson(done.result),
@@ -195,7 +197,7 @@ export async function writeTurnInOneStatement(
       now,
       now,
       id,
-      ...where.params,
+      ...byId.params,
     );
     counted.push(`ac${i}`);
     returned.push(`ac${i}`);
