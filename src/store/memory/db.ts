@@ -33,6 +33,8 @@ export interface Tables {
   /** Messages by session id, in seq order. */
   readonly messages: Map<string, readonly Message[]>;
   readonly tasks: Map<string, Row<Task>>;
+  /** The same rows by tenant and user (a task never changes owner): a user's list reads the user's only. */
+  readonly tasksByUser: Map<string, Map<string, Row<Task>>>;
   /** Events by task id, oldest first. */
   readonly events: Map<string, readonly TaskEvent[]>;
   readonly actions: Map<string, Row<Action>>;
@@ -52,6 +54,7 @@ export function createTables(): Tables {
     sessions: new Map(),
     messages: new Map(),
     tasks: new Map(),
+    tasksByUser: new Map(),
     events: new Map(),
     actions: new Map(),
     actionKeys: new Map(),

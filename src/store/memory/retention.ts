@@ -7,6 +7,7 @@ import type { CheckedRetention } from '../shared/retention.js';
 import { emptyStats } from '../shared/retention.js';
 import type { ActionStats, RetentionSweep } from '../types.js';
 import { type Ctx, key } from './db.js';
+import { deleteTaskRow } from './tasks.js';
 
 export function sessionStats(c: Ctx): Record<SessionStatus, number> {
   const stats = emptyStats();
@@ -63,7 +64,7 @@ export function sweepRetention(c: Ctx, r: CheckedRetention): RetentionSweep {
     }
     for (const [id, { rec }] of c.t.tasks) {
       if (!doomed.has(key(rec.tenant_id, id))) continue;
-      c.tx.delete(c.t.tasks, id);
+      deleteTaskRow(c, id, rec);
       c.tx.delete(c.t.events, id);
       tasks++;
     }

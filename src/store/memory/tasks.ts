@@ -28,7 +28,7 @@ import {
   type TaskPatch,
   type TaskQuery,
 } from '../types.js';
-import { type Ctx, copy, type Row } from './db.js';
+import { type Ctx, copy, key, type Row } from './db.js';
 import { newestFirst } from './paging.js';
 import { notFound, requireOwnSession } from './sessions.js';
 import {
@@ -107,7 +107,7 @@ export function insertTask(c: Ctx, scope: Scope, input: CheckedNewTask): Task {
     updated_at: at,
     closed_at: FINAL_TASK_STATES.includes(input.state) ? at : null,
   };
-  c.tx.set(c.t.tasks, id, { seq: c.nextSeq(), rec: task });
+  putTaskRow(c, id, { seq: c.nextSeq(), rec: task });
   writeEvent(c, task, null, 'created');
   return task;
 }
@@ -129,6 +129,25 @@ export function getTask(c: Ctx, scope: ReadScope, id: string): Task | null {
   return row === null ? null : copy(row.rec);
 }
 
+/** Writes a task's row, in all tasks and in its user's. */
+function putTaskRow(c: Ctx, id: string, row: Row<Task>): void {
+  c.tx.set(c.t.tasks, id, row);
+  const k = key(row.rec.tenant_id, row.rec.user_id);
+  let mine = c.t.tasksByUser.get(k);
+  if (mine === undefined) {
+    mine = new Map();
+    c.tx.set(c.t.tasksByUser, k, mine);
+  }
+  c.tx.set(mine, id, row);
+}
+
+/** Removes a task's row from all tasks and from its user's. */
+export function deleteTaskRow(c: Ctx, id: string, task: Task): void {
+  c.tx.delete(c.t.tasks, id);
+  const mine = c.t.tasksByUser.get(key(task.tenant_id, task.user_id));
+  if (mine !== undefined) c.tx.delete(mine, id);
+}
+
 export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page<Task> {
   checkReadScope(scope);
   record(query, 'query', TASK_QUERY_FIELDS);
@@ -141,7 +160,12 @@ export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page
           oneOf(s, TASK_STATES, 'state'),
         );
   const type = query.type === undefined ? undefined : name(query.type, 'type');
-  const rows = [...c.t.tasks.values()].filter(
+  // A user's tasks from the user's rows; a tenant's (a tenant key) from all of them.
+  const candidates =
+    scope.user_id === undefined
+      ? c.t.tasks.values()
+      : (c.t.tasksByUser.get(key(scope.tenant_id, scope.user_id))?.values() ?? []);
+  const rows = [...candidates].filter(
     ({ rec }) =>
       inScope(scope, rec) &&
       (session === undefined || rec.session_id === session) &&
@@ -203,7 +227,7 @@ export function applyTaskPatch(
     next.state = patch.state as TaskState;
     next.closed_at = FINAL_TASK_STATES.includes(next.state) ? at : null;
   }
-  c.tx.set(c.t.tasks, id, { seq: row.seq, rec: next });
+  putTaskRow(c, id, { seq: row.seq, rec: next });
   if (changes) writeEvent(c, next, current.state, patch.cause);
   return next;
 }
