@@ -30,11 +30,13 @@ export interface RequestKeyRow {
 
 export interface Tables {
   readonly sessions: Map<string, Row<Session>>;
-  /** Messages by session id, in seq order. */
-  readonly messages: Map<string, readonly Message[]>;
+  /** Messages by session id, in seq order (appended in place: every read copies what it returns). */
+  readonly messages: Map<string, Message[]>;
   readonly tasks: Map<string, Row<Task>>;
   /** The same rows by tenant and user (a task never changes owner): a user's list reads the user's only. */
   readonly tasksByUser: Map<string, Map<string, Row<Task>>>;
+  /** A user's open tasks (OPEN_TASK_STATES) only: what every turn lists. */
+  readonly openTasksByUser: Map<string, Map<string, Row<Task>>>;
   /** Events by task id, oldest first. */
   readonly events: Map<string, readonly TaskEvent[]>;
   readonly actions: Map<string, Row<Action>>;
@@ -55,6 +57,7 @@ export function createTables(): Tables {
     messages: new Map(),
     tasks: new Map(),
     tasksByUser: new Map(),
+    openTasksByUser: new Map(),
     events: new Map(),
     actions: new Map(),
     actionKeys: new Map(),
@@ -90,6 +93,20 @@ export class Tx {
     this.undo.push(() => map.set(k, old));
     map.delete(k);
     return true;
+  }
+
+  /** Appends `items` to the list at `k` (made when missing), in place; undone by cutting it back. */
+  append<K, V>(map: Map<K, V[]>, k: K, items: readonly V[]): void {
+    const list = map.get(k);
+    if (list === undefined) {
+      this.set(map, k, [...items]);
+      return;
+    }
+    const length = list.length;
+    this.undo.push(() => {
+      list.length = length;
+    });
+    list.push(...items);
   }
 
   rollback(): void {

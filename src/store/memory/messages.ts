@@ -90,7 +90,8 @@ export function appendChecked(
     ...item,
     created_at: at,
   }));
-  c.tx.set(c.t.messages, session_id, [...existing, ...added]);
+  // In place, not a new list: an append costs what it adds, not the conversation's length.
+  c.tx.append(c.t.messages, session_id, added);
   const current = c.t.sessions.get(session_id) ?? row;
   putSession(c, current, renewed(c, current.rec));
   return added;

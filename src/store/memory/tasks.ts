@@ -7,6 +7,7 @@ import type { JsonObject } from '../../core/json.js';
 import {
   canTransition,
   FINAL_TASK_STATES,
+  OPEN_TASK_STATES,
   TASK_STATES,
   type Task,
   type TaskEvent,
@@ -129,23 +130,36 @@ export function getTask(c: Ctx, scope: ReadScope, id: string): Task | null {
   return row === null ? null : copy(row.rec);
 }
 
-/** Writes a task's row, in all tasks and in its user's. */
-function putTaskRow(c: Ctx, id: string, row: Row<Task>): void {
-  c.tx.set(c.t.tasks, id, row);
-  const k = key(row.rec.tenant_id, row.rec.user_id);
-  let mine = c.t.tasksByUser.get(k);
-  if (mine === undefined) {
-    mine = new Map();
-    c.tx.set(c.t.tasksByUser, k, mine);
+/** The map of `owner` in `index`, made (in the transaction) when missing. */
+function userRows(c: Ctx, index: Map<string, Map<string, Row<Task>>>, owner: string): Map<string, Row<Task>> {
+  let rows = index.get(owner);
+  if (rows === undefined) {
+    rows = new Map();
+    c.tx.set(index, owner, rows);
   }
-  c.tx.set(mine, id, row);
+  return rows;
 }
 
-/** Removes a task's row from all tasks and from its user's. */
+/** Writes a task's row: in all tasks, in its user's, and in its user's open ones while it is open. */
+function putTaskRow(c: Ctx, id: string, row: Row<Task>): void {
+  c.tx.set(c.t.tasks, id, row);
+  const owner = key(row.rec.tenant_id, row.rec.user_id);
+  c.tx.set(userRows(c, c.t.tasksByUser, owner), id, row);
+  if (OPEN_TASK_STATES.includes(row.rec.state)) c.tx.set(userRows(c, c.t.openTasksByUser, owner), id, row);
+  else {
+    const open = c.t.openTasksByUser.get(owner);
+    if (open !== undefined) c.tx.delete(open, id);
+  }
+}
+
+/** Removes a task's row from all tasks, from its user's and from its user's open ones. */
 export function deleteTaskRow(c: Ctx, id: string, task: Task): void {
   c.tx.delete(c.t.tasks, id);
-  const mine = c.t.tasksByUser.get(key(task.tenant_id, task.user_id));
-  if (mine !== undefined) c.tx.delete(mine, id);
+  const owner = key(task.tenant_id, task.user_id);
+  for (const index of [c.t.tasksByUser, c.t.openTasksByUser]) {
+    const rows = index.get(owner);
+    if (rows !== undefined) c.tx.delete(rows, id);
+  }
 }
 
 export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page<Task> {
@@ -161,10 +175,12 @@ export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page
         );
   const type = query.type === undefined ? undefined : name(query.type, 'type');
   // A user's tasks from the user's rows; a tenant's (a tenant key) from all of them.
+  const owner = scope.user_id === undefined ? null : key(scope.tenant_id, scope.user_id);
+  const onlyOpen = states !== undefined && states.every((state) => OPEN_TASK_STATES.includes(state));
   const candidates =
-    scope.user_id === undefined
+    owner === null
       ? c.t.tasks.values()
-      : (c.t.tasksByUser.get(key(scope.tenant_id, scope.user_id))?.values() ?? []);
+      : ((onlyOpen ? c.t.openTasksByUser : c.t.tasksByUser).get(owner)?.values() ?? []);
   const rows = [...candidates].filter(
     ({ rec }) =>
       inScope(scope, rec) &&
