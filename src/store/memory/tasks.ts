@@ -176,7 +176,7 @@ export function listTasks(c: Ctx, scope: ReadScope, query: TaskQuery = {}): Page
   const type = query.type === undefined ? undefined : name(query.type, 'type');
   // A user's tasks from the user's rows; a tenant's (a tenant key) from all of them.
   const owner = scope.user_id === undefined ? null : key(scope.tenant_id, scope.user_id);
-  const onlyOpen = states !== undefined && states.every((state) => OPEN_TASK_STATES.includes(state));
+  const onlyOpen = states?.every((state) => OPEN_TASK_STATES.includes(state)) === true;
   const candidates =
     owner === null
       ? c.t.tasks.values()
