@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../../http/heap-policy.js';
 import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
 import { childStopper } from './child-stop.js';
 
@@ -65,6 +66,7 @@ export function startServerChild(options: ServerChildOptions): Promise<ServerChi
   if (options.airlineUrl !== undefined) env.AGENTSTATE_AIRLINE_URL = options.airlineUrl;
   const [node, ...rest] = cliCommand() as [string, ...string[]];
   const args = [
+    ...SERVER_NODE_FLAGS,
     ...(options.nodeFlags ?? []),
     ...rest,
     'serve',

@@ -16,6 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
+import { applyServerHeapPolicyToNewThreads } from '../heap-policy.js';
 import type { SessionRef, TurnResponse, TurnRunner } from '../turn-runner.js';
 import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
 
@@ -128,6 +129,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   if (!Number.isInteger(options.threads) || options.threads < 1 || options.threads > MAX_TURN_THREADS) {
     throw new Error(`turn threads: the count must be a whole number from 1 to ${MAX_TURN_THREADS}`);
   }
+  applyServerHeapPolicyToNewThreads();
   const data: TurnThreadData = {
     storeUrl: options.storeUrl,
     dataDir: options.dataDir,
