@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --no-memory-reducer
+#!/usr/bin/env node
 /** The `agentstate` executable: runs the command and turns any error into one sentence and exit code 1. */
 import cluster from 'node:cluster';
 import { describeError } from './context.js';

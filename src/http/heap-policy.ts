@@ -5,9 +5,10 @@
  * thread, and shrinks the heap so that the next burst collects more often. A server runs without it: its
  * heap stays at its high-water size (tens of MB) instead of shrinking after a burst.
  *
- * The main thread's heap reads the flag when the process starts (`npm start`, the `agentstate` executable
- * and the load harness's server pass `SERVER_NODE_FLAGS`); the turn threads' heaps read it when each thread
- * is created, so `serve` sets it before it starts them whatever the process was started with.
+ * The main thread's heap reads the flag when the process starts (`npm start` and the load harness's server
+ * pass `SERVER_NODE_FLAGS`; `node --no-memory-reducer dist/src/cli/main.js serve` does it by hand); the turn
+ * threads' heaps read it when each thread is created, so `serve` sets it before it starts them whatever the
+ * process was started with.
  */
 import { setFlagsFromString } from 'node:v8';
 
