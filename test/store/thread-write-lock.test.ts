@@ -93,8 +93,9 @@ describe('ThreadWriteLock', { timeout: 60_000 }, () => {
       rounds: 0,
       hold: true,
     });
-    expect(await said).toBe('holding');
+    // Read before the thread ends: it exits as soon as it has said so, and a stopped worker's threadId is -1.
     const id = worker.threadId;
+    expect(await said).toBe('holding');
     const lock = new ThreadWriteLock(writeLockBuffer(file));
     let got = false;
     const waiting = lock.acquire().then(() => {

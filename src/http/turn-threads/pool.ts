@@ -88,7 +88,16 @@ class TurnThread {
   static start(data: TurnThreadData, onMessage: (thread: TurnThread, message: FromThread) => void) {
     const entry = threadEntry();
     const worker = new Worker(entry.code, { workerData: data, eval: entry.eval });
-    const exited = new Promise<number>((resolve) => worker.once('exit', resolve));
+    // Read now: once the thread has stopped, `worker.threadId` is -1.
+    const id = worker.threadId;
+    // A thread that died holding the SQLite write lock (before it was ready too) must not keep the others
+    // waiting for it: freed before anything else hears of the exit.
+    const exited = new Promise<number>((resolve) =>
+      worker.once('exit', (code) => {
+        releaseHeldBy(id);
+        resolve(code);
+      }),
+    );
     const thread = new TurnThread(worker, exited);
     // Listened to for the thread's whole life: an 'error' event nobody listens to would end the process.
     worker.on('error', (error) => {
@@ -156,8 +165,6 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
 
   const watch = (index: number, thread: TurnThread) => {
     void thread.exited.then(async (code) => {
-      // A thread that died holding the SQLite write lock must not keep the others waiting for it.
-      releaseHeldBy(thread.worker.threadId);
       for (const pending of thread.pending.values()) {
         pending.reject(new AgentStateError('internal', 'the turn thread running this turn stopped'));
       }
