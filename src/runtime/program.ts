@@ -88,7 +88,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     ),
   )) as unknown as Snapshot;
   const nowMs = await rt.now();
-  await rt.commit('start', null, null);
+  // Its round trip overlaps the run's work up to the next commit, which waits for it (see `commit`).
+  await rt.commit('start', null, null, {}, true);
 
   const session = snap.session;
   const language = chooseLanguage(session.context, input);

@@ -5,6 +5,7 @@
  * writing them again; the last one's result is read back from the store, which holds exactly its writes.
  */
 import type { Clock } from '../core/clock.js';
+import { AgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Action, Message, Session, Task } from '../core/model.js';
@@ -50,6 +51,11 @@ export class RunContext {
    * fewer per turn. Null (the default) leaves the lease to its holder.
    */
   freeWithFinalCommit: HeldLease | null = null;
+  /**
+   * The write of a deferred checkpoint-only commit, still in flight: the next commit (and `settle`) waits for
+   * it and throws its error. Handled at once, so a run that fails first leaves no unhandled rejection.
+   */
+  private inFlight: Promise<void> | null = null;
 
   constructor(
     readonly store: StateStore,
@@ -80,16 +86,32 @@ export class RunContext {
     return this.read('clock', async () => this.clock.now());
   }
 
+  /** Waits for a deferred checkpoint's write (see `commit`) and throws its error, if it failed. */
+  async settle(): Promise<void> {
+    const write = this.inFlight;
+    this.inFlight = null;
+    if (write !== null) await write;
+  }
+
   /**
    * Writes `batch` and a checkpoint atomically (a checkpoint alone when `batch` is null), or replays the
    * commit when the journal shows it happened. `replayed` tells the caller which.
+   *
+   * `deferred` (a checkpoint alone only): the write is sent and the run goes on without waiting for its
+   * round trip; the next commit waits for it first, and throws its error. Nothing outside the run sees the
+   * difference: a side effect (a tool call) comes only after a commit that begins its action, and the answer
+   * only after the final commit, so the checkpoint is stored before either, as it would be waited for.
    */
   async commit(
     label: string,
     batch: CommitBatch | null,
     taskId: string | null,
     extra: JsonObject = {},
+    deferred = false,
   ): Promise<{ result: CommitResult; replayed: boolean }> {
+    if (deferred && batch !== null)
+      throw new AgentStateError('internal', `commit ${label}: only a checkpoint alone can be deferred`);
+    await this.settle();
     const marker = this.journal.replayMarker('commit') as CommitMarker | undefined;
     if (marker !== undefined) {
       this.nextStep = marker.step + 1;
@@ -117,7 +139,14 @@ export class RunContext {
     let summary: CommitResult;
     try {
       if (batch === null) {
-        await this.store.putCheckpoint(this.scope, checkpoint);
+        const write = this.store.putCheckpoint(this.scope, checkpoint);
+        if (deferred) {
+          const settled = write.then(() => undefined);
+          settled.catch(() => undefined);
+          this.inFlight = settled;
+        } else {
+          await write;
+        }
         summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
       } else {
         const lease = label === 'turn' && this.freeWithFinalCommit?.held ? this.freeWithFinalCommit : null;

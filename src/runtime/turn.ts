@@ -18,7 +18,7 @@ import {
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
-import { ANSWER_OPEN_TASKS, type RunOutput, runProgram } from './program.js';
+import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
 import { type CommitResult, RunContext, type RunHeader } from './run-context.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
@@ -112,16 +112,25 @@ async function execute(
     () => lease.renew(),
   );
   if (last) rt.freeWithFinalCommit = lease;
-  const output = await runProgram(rt, {
-    agent,
-    model,
-    tools: options.tools,
-    policy: { ...DEFAULT_RETRY, ...options.retry },
-    timezone,
-    contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
-    session,
-    openTasks,
-  });
+  let output: ProgramResult;
+  try {
+    output = await runProgram(rt, {
+      agent,
+      model,
+      tools: options.tools,
+      policy: { ...DEFAULT_RETRY, ...options.retry },
+      timezone,
+      contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
+      session,
+      openTasks,
+    });
+  } catch (error) {
+    // A deferred checkpoint still in flight lands before the lease is let go; the run's own error is the
+    // one reported (the write's, if it failed too, is what the next attempt finds).
+    await rt.settle().catch(() => undefined);
+    throw error;
+  }
+  await rt.settle(); // the final commit waited for it already: no write of the run is left in flight
   const after = output.final.session;
   const growth = lastSeq === null ? null : { fromSeq: lastSeq, appended: rt.appended };
   const { store, scope } = options;
