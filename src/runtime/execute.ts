@@ -57,6 +57,9 @@ export async function executeTask(
   /** The task's move to EXECUTING when it is still to be written (`start` shows it done). */
   transition: PendingTransition | null = null,
 ): Promise<ExecutionReport> {
+  // Calls and writes below may come before this run's next commit (an action an earlier run left PENDING
+  // is looked up, retried or marked UNKNOWN at once): the run's first checkpoint is stored before any of them.
+  await rt.settle();
   const { store, scope } = rt;
   const results: JsonValue[] = [];
   const actions: Action[] = [];

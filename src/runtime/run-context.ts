@@ -99,8 +99,9 @@ export class RunContext {
    *
    * `deferred` (a checkpoint alone only): the write is sent and the run goes on without waiting for its
    * round trip; the next commit waits for it first, and throws its error. Nothing outside the run sees the
-   * difference: a side effect (a tool call) comes only after a commit that begins its action, and the answer
-   * only after the final commit, so the checkpoint is stored before either, as it would be waited for.
+   * difference: the answer comes only after the final commit, and a side effect only after a commit that
+   * begins its action or, for an action an earlier run left behind, after `settle` (`executeTask`), so the
+   * checkpoint is stored before either, as it would be waited for.
    */
   async commit(
     label: string,

@@ -8,9 +8,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
 import { runTurn } from '../../src/runtime/turn.js';
+import { createMemoryStore } from '../../src/store/memory/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { StateStore } from '../../src/store/types.js';
-import { ledgerTools } from './ledger-tools.js';
+import { crashingStore } from './faults.js';
+import { ledgerTools, readLedger } from './ledger-tools.js';
 import { freshScope, runtimeOptions, tempDir } from './setup.js';
 
 const temp = tempDir();
@@ -149,5 +151,46 @@ describe('the run’s first checkpoint, deferred', () => {
     expect(next.reply).toBe('Where are you flying from?');
     expect((await sqlite.listMessages(scope, session.id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     await sqlite.close();
+  });
+
+  it('is stored before a later run touches an action an earlier run left PENDING', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const ledger = join(temp.dir, 'orphan.jsonl');
+    const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
+    const options = (on: StateStore) => runtimeOptions(on, scope, session.id, ledgerTools(ledger));
+    // The run dies inside its fourth step: the action is PENDING, the task EXECUTING.
+    await expect(
+      runTurn({ ...options(crashingStore(store, 7, 'after')), input: 'deploy web' }),
+    ).rejects.toThrow();
+    const calls = readLedger(ledger).length;
+    const [pending] = (await store.listActions(scope, { status: 'PENDING' })).items;
+    expect(pending).toBeDefined();
+    // A message appended meanwhile: the next turn is a new run, which takes the orphaned step up at once.
+    await store.appendMessages(scope, session.id, [{ role: 'user', content: 'a note from an operator' }]);
+    const events: string[] = [];
+    let first = true;
+    const failing = new Proxy(store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          events.push(String(property));
+          if (property === 'putCheckpoint' && first) {
+            first = false;
+            await new Promise((resolve) => setTimeout(resolve, 30));
+            throw new Error('the disk is full');
+          }
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    await expect(runTurn({ ...options(failing), input: 'status?' })).rejects.toThrow('the disk is full');
+    // Nothing of the failed turn: no call of the tool, no attempt counted, the action as it was.
+    expect(events.slice(0, 3)).toEqual(['acquireLease', 'getSessionHead', 'putCheckpoint']);
+    expect(events).not.toContain('recordAttempt');
+    expect(events).not.toContain('markActionUnknown');
+    expect(readLedger(ledger)).toHaveLength(calls);
+    expect(await store.getAction(scope, pending?.id ?? '')).toEqual(pending);
   });
 });
