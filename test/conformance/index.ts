@@ -31,6 +31,7 @@ import { dataRuleTests } from './data-rules.js';
 import { defaultTests } from './defaults.js';
 import { expiryTests } from './expiry.js';
 import type { StoreHarness } from './harness.js';
+import { leaseHeadTests } from './lease-head.js';
 import { leaseTests } from './leases.js';
 import { lifecycleTests } from './lifecycle.js';
 import { lifecycleStatsTests } from './lifecycle-stats.js';
@@ -73,6 +74,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     actionStatsTests(t);
     retentionTests(t);
     leaseTests(t);
+    leaseHeadTests(t);
     cursorTests(t, harness);
     unknownFieldTests(t);
     requestKeyTests(t);
