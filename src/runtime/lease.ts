@@ -4,7 +4,7 @@
  */
 import { cryptoRandom } from '../core/clock.js';
 import { AgentStateError } from '../core/errors.js';
-import type { Lease, Scope, SessionHead, SessionHeadOptions, StateStore } from '../store/types.js';
+import type { Scope, StateStore } from '../store/types.js';
 
 /** Long enough to ride out a GC pause or a slow commit (the holder renews every third of it). */
 export const DEFAULT_LEASE_TTL_MS = 10_000;
@@ -27,12 +27,6 @@ export interface HeldLease {
   release(): Promise<void>;
   /** Told that a commit freed the lease (TurnBatch.release_lease): stops renewing it; `release` does nothing. */
   releasedWith(): void;
-  /**
-   * With `head` asked of `acquireSessionLease` and a store that has `acquireLeaseWithHead`: the session's
-   * head as read after the lease was taken, in the same round trip (null: no such session). Undefined when
-   * it was not read: the caller reads it.
-   */
-  readonly head?: SessionHead | null;
 }
 
 export async function acquireSessionLease(
@@ -42,26 +36,16 @@ export async function acquireSessionLease(
   owner: string,
   ttlMs: number,
   waitMs = 0,
-  /** The session's head to read with the lease, when the store can in the same round trip. */
-  head?: SessionHeadOptions,
 ): Promise<HeldLease> {
   const name = `session:${sessionId}`;
   const deadline = Date.now() + waitMs;
-  let read: SessionHead | null | undefined;
-  const take = async (): Promise<Lease | null> => {
-    if (head === undefined || store.acquireLeaseWithHead === undefined)
-      return store.acquireLease(scope, name, owner, ttlMs);
-    const taken = await store.acquireLeaseWithHead(scope, name, owner, ttlMs, sessionId, head);
-    read = taken?.head;
-    return taken?.lease ?? null;
-  };
   let askedAt = Date.now();
-  let lease = await take();
+  let lease = await store.acquireLease(scope, name, owner, ttlMs);
   // A process that died holding the lease frees it when its TTL runs out: a resumer may wait for that.
   while (lease === null && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(10, deadline - Date.now()))));
     askedAt = Date.now();
-    lease = await take();
+    lease = await store.acquireLease(scope, name, owner, ttlMs);
   }
   if (lease === null) {
     throw new AgentStateError(
@@ -98,7 +82,6 @@ export async function acquireSessionLease(
   return {
     name,
     owner,
-    ...(read === undefined ? {} : { head: read }),
     get held() {
       return !released;
     },

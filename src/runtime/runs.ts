@@ -7,7 +7,7 @@
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Checkpoint, Session, Task } from '../core/model.js';
 import { runIdFor } from '../core/run-id.js';
-import type { ReadScope, Scope, SessionHead, SessionHeadOptions, StateStore } from '../store/types.js';
+import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { MAX_OPEN_TASKS } from './snapshot.js';
 
 export { runIdFor };
@@ -24,21 +24,17 @@ export interface Pending {
   readonly openTasks: Task[] | null;
 }
 
-/** What `findRun` reads of the session's head (with the user's open tasks, or not). */
-export function runHeadOptions(withOpenTasks: boolean): SessionHeadOptions {
-  return withOpenTasks ? { open_tasks: MAX_OPEN_TASKS, next_run: true } : { next_run: true };
-}
-
 export async function findRun(
   store: StateStore,
   scope: Scope,
   sessionId: string,
   withOpenTasks = false,
-  /** The head already read under the caller's lease with `runHeadOptions(withOpenTasks)`, if it was. */
-  read?: SessionHead | null,
 ): Promise<Pending> {
-  const head =
-    read === undefined ? await store.getSessionHead(scope, sessionId, runHeadOptions(withOpenTasks)) : read;
+  const head = await store.getSessionHead(
+    scope,
+    sessionId,
+    withOpenTasks ? { open_tasks: MAX_OPEN_TASKS, next_run: true } : { next_run: true },
+  );
   if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const { session, last_message: last } = head;
   if (session.status === 'ended') {

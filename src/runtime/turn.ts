@@ -5,7 +5,7 @@ import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
 import type { Language, ModelRegistry } from '../models/types.js';
-import type { Scope, SessionHeadOptions, StateStore } from '../store/types.js';
+import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
 import {
@@ -20,7 +20,7 @@ import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
 import { type CommitResult, RunContext, type RunHeader } from './run-context.js';
-import { findRun, runHeadOptions } from './runs.js';
+import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 
 export { runIdFor } from './runs.js';
@@ -245,12 +245,7 @@ async function underLeaseAgain(options: RuntimeOptions, owner: string, work: () 
   }
 }
 
-async function withLease<T>(
-  options: RuntimeOptions,
-  work: (lease: HeldLease) => Promise<T>,
-  /** The session's head to read with the lease (in one round trip where the store can). */
-  head?: SessionHeadOptions,
-): Promise<T> {
+async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) => Promise<T>): Promise<T> {
   const lease = await acquireSessionLease(
     options.store,
     options.scope,
@@ -258,7 +253,6 @@ async function withLease<T>(
     options.lease?.owner ?? defaultLeaseOwner(),
     options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
     options.lease?.waitMs ?? 0,
-    head,
   );
   try {
     return await work(lease);
@@ -277,36 +271,31 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
     throw invalidRequest('input: must be a non-empty string');
   if (input.length > MAX_INPUT_LENGTH)
     throw invalidRequest(`input: longer than ${MAX_INPUT_LENGTH} characters`);
-  return withLease(
-    request,
-    async (lease) => {
-      // Read with the session, the user's open tasks: the new run starts from them (one read for both,
-      // taken with the lease where the store can).
-      const pending = await findRun(request.store, request.scope, request.sessionId, true, lease.head);
-      if (pending.checkpoint !== null) {
-        const header = headerOf(pending.checkpoint);
-        const finished = await execute(request, lease, header, journalOf(pending.checkpoint));
-        if (header.input === input) return finished;
-      }
-      const fresh =
-        pending.checkpoint === null
-          ? pending
-          : await findRun(request.store, request.scope, request.sessionId, true);
-      const agent = fresh.session.agent ?? request.agent;
-      if (agent === undefined || agent === null) {
-        throw invalidRequest(`session ${request.sessionId} names no agent; pass one`);
-      }
-      const header: RunHeader = {
-        run_id: fresh.runId,
-        session_id: request.sessionId,
-        agent,
-        model: request.model ?? 'rules',
-        input,
-      };
-      return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true, fresh.openTasks);
-    },
-    runHeadOptions(true),
-  );
+  return withLease(request, async (lease) => {
+    // Read with the session, the user's open tasks: the new run starts from them (one read for both).
+    const pending = await findRun(request.store, request.scope, request.sessionId, true);
+    if (pending.checkpoint !== null) {
+      const header = headerOf(pending.checkpoint);
+      const finished = await execute(request, lease, header, journalOf(pending.checkpoint));
+      if (header.input === input) return finished;
+    }
+    const fresh =
+      pending.checkpoint === null
+        ? pending
+        : await findRun(request.store, request.scope, request.sessionId, true);
+    const agent = fresh.session.agent ?? request.agent;
+    if (agent === undefined || agent === null) {
+      throw invalidRequest(`session ${request.sessionId} names no agent; pass one`);
+    }
+    const header: RunHeader = {
+      run_id: fresh.runId,
+      session_id: request.sessionId,
+      agent,
+      model: request.model ?? 'rules',
+      input,
+    };
+    return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true, fresh.openTasks);
+  });
 }
 
 /**

@@ -282,12 +282,6 @@ export interface Lease {
   readonly expires_at: string;
 }
 
-/** `acquireLeaseWithHead`'s answer: the lease taken, and the session's head read after it (null: none). */
-export interface LeaseWithHead {
-  readonly lease: Lease;
-  readonly head: SessionHead | null;
-}
-
 /** The answer kept for a request sent with an Idempotency-Key. */
 export interface StoredResponse {
   readonly status: number;
@@ -391,21 +385,6 @@ export interface StateStore {
    * `ttl_ms` is 1..86 400 000 (24 hours).
    */
   acquireLease(scope: Scope, name: string, owner: string, ttl_ms: number): Promise<Lease | null>;
-  /**
-   * Optional (a store that can save a round trip by it): `acquireLease`, then, when the lease was taken,
-   * `getSessionHead(scope, session_id, options)` as read after it, so that it holds what the lease's previous
-   * holder wrote. Null when another owner holds the lease (nothing read); `head` null when the session does
-   * not exist or has expired (the lease is taken all the same, as `acquireLease` would). Bad input of either
-   * is refused before anything is written.
-   */
-  acquireLeaseWithHead?(
-    scope: Scope,
-    name: string,
-    owner: string,
-    ttl_ms: number,
-    session_id: string,
-    options?: SessionHeadOptions,
-  ): Promise<LeaseWithHead | null>;
   /** Frees the lease if `owner` holds it. */
   releaseLease(scope: Scope, name: string, owner: string): Promise<boolean>;
 

@@ -31,7 +31,6 @@ import { dataRuleTests } from './data-rules.js';
 import { defaultTests } from './defaults.js';
 import { expiryTests } from './expiry.js';
 import type { StoreHarness } from './harness.js';
-import { leaseHeadTests } from './lease-head.js';
 import { leaseTests } from './leases.js';
 import { lifecycleTests } from './lifecycle.js';
 import { lifecycleStatsTests } from './lifecycle-stats.js';
@@ -74,7 +73,6 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     actionStatsTests(t);
     retentionTests(t);
     leaseTests(t);
-    leaseHeadTests(t);
     cursorTests(t, harness);
     unknownFieldTests(t);
     requestKeyTests(t);

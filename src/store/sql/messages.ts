@@ -280,27 +280,18 @@ const NEWEST_MESSAGE_LATERAL = `LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FRO
 const NEWEST_MESSAGE_JOIN = `LEFT JOIN messages m ON m.tenant_id = s.tenant_id AND m.session_id = s.id
         AND m.seq = (SELECT MAX(x.seq) FROM messages x WHERE x.tenant_id = s.tenant_id AND x.session_id = s.id)`;
 
-/** The head's statement: its SQL (one row, or none without the session) and parameters. */
-export interface HeadStatement {
-  readonly sql: string;
-  readonly params: SqlParam[];
-  /** The open tasks are a column of the row (PostgreSQL). */
-  readonly openInRow: boolean;
-  /** The next run's id and label are columns of the row (PostgreSQL). */
-  readonly nextRunInRow: boolean;
-}
-
 /**
  * The session and its newest message in one statement (the newest by the primary key's seq); with
  * `openTasks`, the scope's open tasks too: on PostgreSQL in the same statement (a JSON list), on SQLite
- * (in-process, no round trip to save) by a second one (`headFromRow`).
+ * (in-process, no round trip to save) by a second one.
  */
-export function headStatement(
+export async function selectSessionHead(
   ctx: SqlContext,
+  q: SqlExecutor,
   scope: ReadScope,
   id: string,
-  reads: HeadReads,
-): HeadStatement {
+  reads: HeadReads = { openTasks: null, nextRun: false },
+): Promise<SessionHead | null> {
   const { openTasks } = reads;
   const where = scopeCheck(scope, 's.');
   const params: SqlParam[] = [];
@@ -312,10 +303,10 @@ export function headStatement(
     params.push(...tasksWhere.params, openTasks);
   }
   // The next run on PostgreSQL: its id computed from the row, the label of its newest checkpoint joined.
-  const nextRunInRow = reads.nextRun && ctx.adapter === 'postgres';
+  const nextRunInStatement = reads.nextRun && ctx.adapter === 'postgres';
   let nextRunColumns = '';
   let nextRunJoins = '';
-  if (nextRunInRow) {
+  if (nextRunInStatement) {
     const checkpointsWhere = scopeWhere(scope, 'c.');
     nextRunColumns = ', r.id AS next_run_id, cl.label AS next_run_label';
     nextRunJoins = `${NEXT_RUN_ID_JOINS}
@@ -323,27 +314,13 @@ export function headStatement(
         ORDER BY c.ord DESC LIMIT 1) cl ON true`;
     params.push(...checkpointsWhere.params);
   }
-  return {
-    sql: `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
+  const row = await q.get(
+    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
       ${ctx.adapter === 'postgres' ? NEWEST_MESSAGE_LATERAL : NEWEST_MESSAGE_JOIN}${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
-    params: [...params, id, ...where.params, nowIso(ctx)],
-    openInRow: openColumn !== '',
-    nextRunInRow,
-  };
-}
-
-/** The head from its statement's row (null: no session), with what the row does not hold read after it. */
-export async function headFromRow(
-  ctx: SqlContext,
-  q: SqlExecutor,
-  scope: ReadScope,
-  id: string,
-  reads: HeadReads,
-  statement: HeadStatement,
-  row: SqlRow | undefined,
-): Promise<SessionHead | null> {
-  if (row === undefined || row.id === null || row.id === undefined) return null;
+    [...params, id, ...where.params, nowIso(ctx)],
+  );
+  if (row === undefined) return null;
   let message: Message | null = null;
   if (row.m_id !== null && row.m_id !== undefined) {
     const fields: SqlRow = {};
@@ -351,33 +328,22 @@ export async function headFromRow(
     message = toMessage(fields);
   }
   let head: SessionHead = { session: toSession(row), last_message: message };
-  if (statement.openInRow) {
+  if (openColumn !== '') {
     const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
     head = { ...head, open_tasks: listed.map(toTask) };
-  } else if (reads.openTasks !== null) {
-    const page = await listTaskRows(ctx, q, scope, { state: OPEN_TASK_STATES, limit: reads.openTasks });
+  } else if (openTasks !== null) {
+    const page = await listTaskRows(ctx, q, scope, { state: OPEN_TASK_STATES, limit: openTasks });
     head = { ...head, open_tasks: page.items };
   }
   if (!reads.nextRun) return head;
   const lastSeq = message?.seq ?? 0;
   // The id computed in SQL is checked against runIdFor's; should they ever differ, the run is looked up by it.
   const next =
-    statement.nextRunInRow && row.next_run_id === runIdFor(id, lastSeq)
+    nextRunInStatement && row.next_run_id === runIdFor(id, lastSeq)
       ? {
           id: row.next_run_id,
           checkpoint_label: row.next_run_label === null ? null : String(row.next_run_label),
         }
       : await composeNextRun(id, lastSeq, (run) => readCheckpoint(q, scope, { run_id: run }));
   return { ...head, next_run: next };
-}
-
-export async function selectSessionHead(
-  ctx: SqlContext,
-  q: SqlExecutor,
-  scope: ReadScope,
-  id: string,
-  reads: HeadReads = { openTasks: null, nextRun: false },
-): Promise<SessionHead | null> {
-  const statement = headStatement(ctx, scope, id, reads);
-  return headFromRow(ctx, q, scope, id, reads, statement, await q.get(statement.sql, statement.params));
 }

@@ -141,14 +141,13 @@ export abstract class SqlStoreBase {
 
   // leases and request keys
   acquireLease(scope: t.Scope, name: string, owner: string, ttl_ms: number) {
-    const check = () => this.checkLease(scope, name, owner, ttl_ms);
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(name, 'lease name');
+      this.v.name(owner, 'owner');
+      this.v.positiveInt(ttl_ms, 'ttl_ms');
+    };
     return this.do('read', check, (q) => co.acquireLeaseRow(this.ctx, q, scope, name, owner, ttl_ms));
-  }
-  protected checkLease(scope: t.Scope, name: string, owner: string, ttl_ms: number): void {
-    this.v.scope(scope);
-    this.v.name(name, 'lease name');
-    this.v.name(owner, 'owner');
-    this.v.positiveInt(ttl_ms, 'ttl_ms');
   }
   releaseLease(scope: t.Scope, name: string, owner: string) {
     const check = () => {

@@ -11,7 +11,6 @@ import { pruneCheckpointRows } from './checkpoint-prune.js';
 import { listCheckpointPage, readCheckpoint } from './checkpoint-reads.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { SqlExecutor } from './executor.js';
-import { acquireLeaseWithHeadRow } from './lease-head.js';
 import * as me from './memory.js';
 import * as m from './messages.js';
 import * as s from './sessions.js';
@@ -86,23 +85,6 @@ export class SqlStore extends SqlStoreBase implements t.StateStore {
       return m.checkSessionHeadOptions(this.ctx, options);
     };
     return this.do('read', check, (q, reads) => m.selectSessionHead(this.ctx, q, scope, id, reads));
-  }
-  acquireLeaseWithHead(
-    scope: t.Scope,
-    name: string,
-    owner: string,
-    ttl_ms: number,
-    session_id: string,
-    options: t.SessionHeadOptions = {},
-  ) {
-    const check = () => {
-      this.checkLease(scope, name, owner, ttl_ms);
-      this.v.id(session_id, 'session', 'session id');
-      return m.checkSessionHeadOptions(this.ctx, options);
-    };
-    return this.do('read', check, (q, reads) =>
-      acquireLeaseWithHeadRow(this.ctx, q, scope, name, owner, ttl_ms, session_id, reads),
-    );
   }
 
   // tasks
