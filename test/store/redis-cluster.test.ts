@@ -46,12 +46,22 @@ async function startNode(dir: string, port: number): Promise<ChildProcess> {
 }
 
 /** Three masters, all 16384 slots assigned; resolves once every node says cluster_state:ok. */
-async function startCluster(): Promise<{ url: string; stop(): void }> {
+async function startCluster(): Promise<{ url: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'agentstate-cluster-'));
   const ports = [await freePort(), await freePort(), await freePort()];
   const nodes = await Promise.all(ports.map((port) => startNode(dir, port)));
-  const stop = () => {
-    for (const node of nodes) node.kill('SIGKILL');
+  const stop = async () => {
+    // The folder goes once every node has exited: a node still alive may write its config file into it.
+    await Promise.all(
+      nodes.map(
+        (node) =>
+          new Promise<void>((resolve) => {
+            if (node.exitCode !== null || node.signalCode !== null) return resolve();
+            node.once('exit', () => resolve());
+            node.kill('SIGKILL');
+          }),
+      ),
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -69,7 +79,7 @@ async function startCluster(): Promise<{ url: string; stop(): void }> {
       }
     }
   } catch (error) {
-    stop();
+    await stop();
     throw error;
   }
   return { url: `redis://127.0.0.1:${ports[0]}?cluster=true`, stop };

@@ -101,12 +101,18 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error('loadtest: --repeat must be an integer >= 1');
   if (options.url !== undefined && !options.apiKey) throw new Error('loadtest: --url needs --api-key');
   const say = options.onProgress ?? (() => {});
+  if (options.cpuProfDir) makeFolder(options.cpuProfDir, 'for the CPU profiles');
+  // A report path that cannot be written fails now, not after the whole run (and before the temp folder).
+  if (options.reportPath) makeFolder(dirname(options.reportPath), 'for the report');
   const temp = mkdtempSync(join(tmpdir(), 'agentstate-loadtest-'));
   const store = options.store ?? `sqlite:${join(temp, 'load.db')}`;
-  if (options.cpuProfDir) makeFolder(options.cpuProfDir, 'for the CPU profiles');
-  // A report path that cannot be written fails now, not after the whole run.
-  if (options.reportPath) makeFolder(dirname(options.reportPath), 'for the report');
-  const airline = options.url === undefined ? await startAirlineChild(join(temp, 'airline')) : null;
+  let airline: Awaited<ReturnType<typeof startAirlineChild>> | null = null;
+  try {
+    airline = options.url === undefined ? await startAirlineChild(join(temp, 'airline')) : null;
+  } catch (error) {
+    rmSync(temp, { recursive: true, force: true });
+    throw error;
+  }
   const startChild = () =>
     startServerChild({
       storeUrl: store,
