@@ -41,6 +41,11 @@ function expectIsolated(report: LoadReport): void {
   expect(report.bookings_completed).toBe(5 * phases);
   // each of 5 users probes 4 others: session, messages, context, task list, and each task and its events
   expect(report.probes).toBeGreaterThanOrEqual(5 * 4 * 6);
+  // every turn carried a marker, kept in its writer's messages; users of every phase had their records probed
+  expect(report.leak_check.markers_planted).toBeGreaterThanOrEqual(5 * 5 * phases);
+  expect(report.leak_check.markers_stored).toBe(report.leak_check.markers_planted);
+  for (const phase of ['baseline', 'load', 'saturation'])
+    expect(report.probe_phases[phase]?.failures).toBe(0);
   for (const phase of [report.baseline, report.load]) {
     expect(phase.count).toBe(25);
     expect(phase.p50_ms).toBeGreaterThan(0);

@@ -17,6 +17,7 @@ interface LoadCommandOptions {
   readonly backToBack: boolean;
   readonly warmup: string;
   readonly saturation: boolean;
+  readonly probeSpread: string;
   readonly report?: string;
   readonly cpuProf?: string;
 }
@@ -75,6 +76,11 @@ export function registerLoadCommands(program: Command): void {
     .option('--no-back-to-back', 'skip the reference baseline with no pause between turns')
     .option('--warmup <n>', 'unmeasured users run first', '3')
     .option('--no-saturation', 'skip the saturation phase (no think time)')
+    .option(
+      '--probe-spread <n>',
+      "other users, from any phase, that probe each user's records (besides every pair of the load phase)",
+      '3',
+    )
     .option('--report <path>', 'write the JSON report here and the Markdown beside it')
     .option('--cpu-prof <dir>', 'profile the child server (node --cpu-prof) into this folder')
     .action(async (options: LoadCommandOptions) => {
@@ -95,6 +101,7 @@ export function registerLoadCommands(program: Command): void {
         backToBack: options.backToBack,
         warmupUsers: count('--warmup', options.warmup, 0),
         saturation: options.saturation,
+        probeSpread: count('--probe-spread', options.probeSpread, 0),
         ...(options.report ? { reportPath: options.report } : {}),
         ...(options.cpuProf ? { cpuProfDir: options.cpuProf } : {}),
         onProgress: (line) => process.stderr.write(`${line}\n`),

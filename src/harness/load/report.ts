@@ -1,7 +1,7 @@
 /** The load test's report: JSON for machines, Markdown for people. */
-import type { Leak } from './leaks.js';
+import type { Leak, MarkerKind } from './leaks.js';
 import type { PhaseResult } from './phase.js';
-import type { ProbeFailure } from './probes.js';
+import type { ProbeFailure, ProbeTally } from './probes.js';
 import type { ProfileEntry } from './profile.js';
 import type { Latencies } from './stats.js';
 
@@ -30,11 +30,29 @@ export interface LoadReport {
   readonly error_samples: string[];
   readonly bookings_completed: number;
   readonly bookings_expected: number;
+  /** Another user's value (id, name, token, text marker) found in an answer, once per answer and value. */
   readonly leaks: number;
   readonly leak_samples: Leak[];
+  readonly leaks_by_kind: Record<MarkerKind, number>;
+  readonly leak_check: {
+    /** Answers searched (turns, task lists, read-backs, probes). */
+    readonly answers: number;
+    /** Distinct values of all users each answer was searched for. */
+    readonly values: number;
+    /** Markers planted in the text of the turns, one per turn sent. */
+    readonly markers_planted: number;
+    /** Of them, those the writer found in its own messages when it read them back. */
+    readonly markers_stored: number;
+  };
   readonly probes: number;
   readonly probe_failures: number;
   readonly probe_failure_samples: ProbeFailure[];
+  /** Other users that probed each user of every phase, besides every pair of the (first) load phase. */
+  readonly probe_spread: number;
+  /** Probes and failures by route pattern (`GET /v1/actions/:id`). */
+  readonly probe_routes: Record<string, ProbeTally>;
+  /** Probes and failures by the phase of the user whose records were asked for. */
+  readonly probe_phases: Partial<Record<string, ProbeTally>>;
   readonly baseline: PhaseResult;
   /**
    * The baseline once more with no pause between turns (a machine kept awake), when the baseline has one:
@@ -76,6 +94,31 @@ function row(name: string, r: PhaseResult | null): string {
 
 const mark = (ok: boolean) => (ok ? 'PASS' : 'FAIL');
 
+function leakCheckLines(report: LoadReport): string[] {
+  const c = report.leak_check;
+  const kinds = Object.entries(report.leaks_by_kind)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `${kind} ${n}`);
+  const phases = Object.entries(report.probe_phases)
+    .filter((entry): entry is [string, ProbeTally] => entry[1] !== undefined)
+    .map(([phase, t]) => `${phase} ${t.probes}${t.failures > 0 ? ` (${t.failures} failed)` : ''}`);
+  return [
+    `Leak check: ${c.answers} answers searched for ${c.values} values of all users (ids, names, tokens, and a marker planted in the text of every turn: ${c.markers_planted} planted, ${c.markers_stored} found in their writers' own messages)${kinds.length > 0 ? `; leaks by kind: ${kinds.join(', ')}` : ''}.`,
+    `Probes: every pair of the load phase's users, and ${report.probe_spread} other users for each user of every phase; by the phase of the user asked about: ${phases.join(', ') || 'none'} (routes at the end).`,
+  ];
+}
+
+function probeRouteLines(report: LoadReport): string[] {
+  return [
+    '',
+    "Cross-user probes by route (another user's id in the path, or its user id in the query):",
+    '',
+    '| route | probes | failed |',
+    '| --- | --- | --- |',
+    ...Object.entries(report.probe_routes).map(([route, t]) => `| ${route} | ${t.probes} | ${t.failures} |`),
+  ];
+}
+
 export function toMarkdown(report: LoadReport): string {
   const lines = [
     '# Isolation under load',
@@ -87,10 +130,12 @@ export function toMarkdown(report: LoadReport): string {
     '| goal | result | |',
     '| --- | --- | --- |',
     `| 0 leaks (another user's data in any response) | ${report.leaks} | ${mark(report.goals.no_leaks)} |`,
-    `| cross-user probes answer 404 | ${report.probe_failures} of ${report.probes} failed | ${mark(report.goals.probes_404)} |`,
+    `| cross-user probes find nothing (404; 400 for a list filtered by another user; an empty list by their session or task) | ${report.probe_failures} of ${report.probes} failed | ${mark(report.goals.probes_404)} |`,
     `| p99 under load / p99 baseline <= 1.2 | ${report.p99_ratio} | ${mark(report.goals.p99_ratio_le_1_2)} |`,
     '',
     `Requests: ${report.requests}, errors: ${report.errors}, bookings completed: ${report.bookings_completed} of ${report.bookings_expected}.`,
+    '',
+    ...leakCheckLines(report),
     '',
     ...(report.repeat > 1
       ? [
@@ -187,6 +232,7 @@ export function toMarkdown(report: LoadReport): string {
           `- ${name}: ${r.slowest.map((t) => `${t.ms} (turn ${t.turn}, ${t.overlapping}${t.steal_ms === null ? '' : `, steal ${t.steal_ms} ms`})`).join(', ')}`,
       ),
   );
+  lines.push(...probeRouteLines(report));
   if (report.error_samples.length > 0) {
     lines.push('', '## Errors (first ones)', '', ...report.error_samples.map((e) => `- ${e}`));
   }
@@ -200,7 +246,10 @@ export function toMarkdown(report: LoadReport): string {
   }
   if (report.probe_failure_samples.length > 0) {
     lines.push('', '## Probe failures (first ones)', '');
-    for (const f of report.probe_failure_samples) lines.push(`- ${f.prober}: ${f.request} -> ${f.status}`);
+    for (const f of report.probe_failure_samples)
+      lines.push(
+        `- ${f.prober}: ${f.request} -> ${f.status} (expected ${f.expected}), records of ${f.owner}`,
+      );
   }
   if (report.profile !== null && report.profile.length > 0) {
     lines.push(

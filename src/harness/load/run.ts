@@ -1,7 +1,7 @@
 /**
  * The isolation load test (SPEC 7): warm-up, a baseline of users one at a time, all users at once with a
- * think time, all users at once with none (saturation), then cross-user probes and the leak check over every
- * answer. Starts its own server and the demo airline it books with in child processes unless given a URL.
+ * think time, all users at once with none (saturation), then every user reads back its own records, users
+ * of every phase probe other users' records, and the leak check searches every answer. Starts its own server and the demo airline it books with in child processes unless given a URL.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,11 +9,12 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { makeFolder } from '../../process/folders.js';
 import { startAirlineChild } from './airline-child.js';
-import { findLeaks } from './leaks.js';
+import { leaksByKind, scanLeaks } from './leaks.js';
 import { type PhaseResult, runPhase } from './phase.js';
 import { pooledPhase } from './pool.js';
 import { probeAll } from './probes.js';
 import { newestProfile, summarizeProfile } from './profile.js';
+import { readBackAll } from './readback.js';
 import type { LoadReport } from './report.js';
 import { toMarkdown } from './report.js';
 import { startServerChild } from './server-child.js';
@@ -64,8 +65,13 @@ export interface LoadTestOptions {
   readonly warmupUsers?: number;
   /** Run the saturation phase (no think time) too. Default true. */
   readonly saturation?: boolean;
-  /** Requests in flight while probing. Default 16. */
+  /** Requests in flight while probing (and reading back). Default 16. */
   readonly probeConcurrency?: number;
+  /**
+   * Besides every pair of the (first) load phase's users, each user of every phase has its records probed by
+   * this many other users, spread over the whole run (other phases included). Default 3.
+   */
+  readonly probeSpread?: number;
   /** Writes the JSON here and the Markdown beside it (`.md`). */
   readonly reportPath?: string;
   /** Runs the child server with `--cpu-prof` into this folder and adds its hottest functions to the report. */
@@ -82,6 +88,8 @@ export interface LoadTestResult {
 }
 
 const SAMPLES = 10;
+/** Other users that probe each user's records, besides every pair of the load phase. */
+export const DEFAULT_PROBE_SPREAD = 3;
 /** The baseline's pause between turns when none is given (at most the think time). */
 export const DEFAULT_BASELINE_THINK_MS = 100;
 
@@ -187,18 +195,31 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       all.push(...run.users);
       saturation = run.result;
     }
-    say(`[probes] every user of the (first) load phase asks for the other ${users - 1} users' records`);
-    const probes = await probeAll(target, load.users, options.probeConcurrency ?? 16, (done, total) =>
+    const concurrency = options.probeConcurrency ?? 16;
+    say('[read back] every user reads its own messages, context and memory');
+    const readBack = await readBackAll(target, all, concurrency);
+    const spread = options.probeSpread ?? DEFAULT_PROBE_SPREAD;
+    say(
+      `[probes] every user of the (first) load phase asks for the other ${users - 1} users' records, and ${spread} others for each user of every phase`,
+    );
+    const plan = { everyPair: load.users, everyone: all, spread };
+    const probes = await probeAll(target, plan, concurrency, (done, total) =>
       say(`[probes] ${done}/${total}`),
     );
     say("[leaks] checking every answer for another user's values");
-    const leaks = findLeaks(all, probes.exchanges);
+    const scan = scanLeaks(all, probes.exchanges);
+    const leaks = scan.leaks;
     const errorList = all.flatMap((user) => user.errors.map((e) => `${user.userId}: ${e}`));
     const measured = all.filter((u) => u.phase !== 'warmup');
     const bookingsExpected = turns >= 5 ? measured.length : 0;
     const bookings = measured.filter((u) => u.booked).length;
     if (bookings < bookingsExpected)
       errorList.push(`${bookingsExpected - bookings} booking(s) did not complete`);
+    // A marker the server did not keep could not have leaked: the check would be blind to it.
+    if (readBack.stored < readBack.planted)
+      errorList.push(
+        `${readBack.planted - readBack.stored} of ${readBack.planted} planted markers not found in their writers' own messages`,
+      );
     const requests = all.reduce((n, u) => n + u.exchanges.length, 0) + probes.exchanges.length;
     const p99Ratio =
       baseline.result.p99_ms > 0 ? Math.round((load.result.p99_ms / baseline.result.p99_ms) * 100) / 100 : 0;
@@ -228,9 +249,19 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       bookings_expected: bookingsExpected,
       leaks: leaks.length,
       leak_samples: leaks.slice(0, SAMPLES),
+      leaks_by_kind: leaksByKind(leaks),
+      leak_check: {
+        answers: scan.answers,
+        values: scan.values,
+        markers_planted: readBack.planted,
+        markers_stored: readBack.stored,
+      },
       probes: probes.probes,
       probe_failures: probes.failures.length,
       probe_failure_samples: probes.failures.slice(0, SAMPLES),
+      probe_spread: spread,
+      probe_routes: probes.routes,
+      probe_phases: probes.phases,
       baseline: baseline.result,
       back_to_back: backToBack,
       load: load.result,

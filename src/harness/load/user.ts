@@ -1,7 +1,8 @@
 /**
  * One simulated user: its own user token and session, then a flight booking over several turns with a
  * think time between them, every exchange kept for the leak check. Values are unique to the user
- * (user id, passenger name) or learned from the server (session, task and action ids, booking reference).
+ * (user id, passenger name, a marker planted in the text of each turn) or learned from the server (session,
+ * task and action ids of records that name the user as theirs, run and checkpoint ids, booking reference).
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +22,13 @@ export interface SimUser {
   readonly actionIds: Set<string>;
   /** Booking references, run ids and checkpoint ids seen in this user's answers. */
   readonly references: Set<string>;
+  /**
+   * When each learned value (ids, references) was first seen, in the order of the whole run: a value two
+   * users claim belongs to the one who had it first (whose turn made it), not to whoever saw it later.
+   */
+  readonly learnedAt: Map<string, number>;
+  /** The markers this user wrote, one in the text of each turn it sent: free text only it knows. */
+  readonly planted: string[];
   readonly exchanges: Exchange[];
   /** Latency of each turn request, in ms, and when it started (performance.now()). */
   readonly turns: { readonly ms: number; readonly startedAt: number; readonly endedAt: number }[];
@@ -31,6 +39,19 @@ export interface SimUser {
 const CITY_NAMES = ['Beijing', 'Shanghai', 'Guangzhou', 'Shenzhen', 'Chengdu', 'Hangzhou', 'Tokyo', 'Paris'];
 const CABINS = ['economy', 'business', 'first'];
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * A marker for one turn's text: `mk` and 10 random letters, one word that the rules model takes for none of
+ * a city, a date, a cabin, a name, a yes or a no.
+ */
+export function textMarker(): string {
+  return `mk${randomLetters(10)}`;
+}
+
+/** The input as sent: the script's words, then the marker in parentheses (after any name, so not part of it). */
+export function withMarker(input: string, marker: string): string {
+  return `${input} (${marker})`;
+}
 
 export function randomLetters(n: number): string {
   let out = '';
@@ -77,6 +98,8 @@ export function newUser(phase: Phase, index: number, runTag: string, turns: numb
     taskIds: new Set(),
     actionIds: new Set(),
     references: new Set(),
+    learnedAt: new Map(),
+    planted: [],
     exchanges: [],
     turns: [],
     errors: [],
@@ -89,22 +112,46 @@ export interface Target {
   readonly apiKey: string;
 }
 
+interface OwnedRecord {
+  readonly id: string;
+  readonly user_id?: string;
+}
+
 interface TurnBody {
   readonly reply?: string;
   readonly run_id?: string;
   readonly checkpoint_id?: string | null;
-  readonly tasks?: { id: string; state?: string }[];
-  readonly actions?: { id: string; status?: string; result?: unknown }[];
+  readonly tasks?: OwnedRecord[];
+  readonly actions?: OwnedRecord[];
+}
+
+/** Run-wide order of first sightings (see `learnedAt`). */
+let sightings = 0;
+
+function seen(user: SimUser, value: string): void {
+  if (!user.learnedAt.has(value)) user.learnedAt.set(value, ++sightings);
+}
+
+function remember(user: SimUser, set: Set<string>, value: string): void {
+  set.add(value);
+  seen(user, value);
+}
+
+/** A record is the user's own when it names the user (a record of another user is a leak, not a value). */
+function learnOwned(user: SimUser, set: Set<string>, records: readonly OwnedRecord[] | undefined): void {
+  for (const record of records ?? []) {
+    if (record.user_id === undefined || record.user_id === user.userId) remember(user, set, record.id);
+  }
 }
 
 function learn(user: SimUser, body: TurnBody | null): void {
-  for (const task of body?.tasks ?? []) user.taskIds.add(task.id);
-  for (const action of body?.actions ?? []) user.actionIds.add(action.id);
-  if (body?.run_id) user.references.add(body.run_id);
-  if (body?.checkpoint_id) user.references.add(body.checkpoint_id);
+  learnOwned(user, user.taskIds, body?.tasks);
+  learnOwned(user, user.actionIds, body?.actions);
+  if (body?.run_id) remember(user, user.references, body.run_id);
+  if (body?.checkpoint_id) remember(user, user.references, body.checkpoint_id);
   const reference = /[Rr]eference (\S+?)\.?$/.exec(body?.reply ?? '')?.[1];
   if (reference) {
-    user.references.add(reference);
+    remember(user, user.references, reference);
     user.booked = true;
   }
 }
@@ -132,6 +179,7 @@ export async function openUser(target: Target, user: SimUser): Promise<boolean> 
   });
   if (!check(user, made, 201)) return false;
   user.sessionId = jsonOf<{ id: string }>(made)?.id ?? null;
+  if (user.sessionId !== null) seen(user, user.sessionId);
   return user.sessionId !== null;
 }
 
@@ -150,10 +198,12 @@ export async function runTurns(
   if (user.sessionId === null) return;
   for (const [i, input] of user.inputs.entries()) {
     if (i > 0 && thinkMs > 0) await sleep(thinkTime(thinkMs));
+    const marker = textMarker();
+    user.planted.push(marker);
     const startedAt = performance.now();
     const answer = await request(target.url, 'POST', `/v1/sessions/${user.sessionId}/turns`, {
       token: user.token,
-      body: { input },
+      body: { input: withMarker(input, marker) },
     });
     const ok = check(user, answer, 200);
     user.turns.push({ ms: answer.ms, startedAt, endedAt: startedAt + answer.ms });
@@ -164,6 +214,6 @@ export async function runTurns(
     token: user.token,
   });
   if (check(user, listed, 200)) {
-    for (const task of jsonOf<{ items: { id: string }[] }>(listed)?.items ?? []) user.taskIds.add(task.id);
+    learnOwned(user, user.taskIds, jsonOf<{ items: OwnedRecord[] }>(listed)?.items);
   }
 }
