@@ -2,7 +2,8 @@
  * The authorization matrix: every route x {owner, owner's tenant key, other user of the tenant, other
  * tenant's key, other tenant's user, no token, forged token, expired token}. Records of someone else answer
  * 404 and carry none of the owner's data; calls without a valid credential answer 401; and no refused call
- * changes anything stored.
+ * changes anything stored. On every store: memory, a SQLite file, PostgreSQL (a schema of its own), Redis (a
+ * key prefix of its own) and tiered (both), each removed afterwards; one server per store.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,9 @@ import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-
 import type { JsonObject } from '../../src/core/json.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
+import { dropSchema, randomSchema, schemaUrl } from '../store/postgres-env.js';
+import { randomPrefix, removePrefix, urlWithPrefix } from '../store/redis-env.js';
+import { tieredEnv } from '../store/tiered-env.js';
 import { type Caller, call, rand, startTestServer, type TestServer } from './harness.js';
 
 let server: TestServer;
@@ -26,8 +30,34 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** The matrix runs on the in-process store and on a real SQLite file. */
-const STORES = ['memory:', 'sqlite'] as const;
+/** A store the matrix runs on: its URL over fresh data, and how to remove that data afterwards. */
+interface StoreKind {
+  readonly name: string;
+  prepare(): { readonly url: string; cleanup(): Promise<void> };
+}
+
+const STORES: readonly StoreKind[] = [
+  { name: 'memory', prepare: () => ({ url: 'memory:', cleanup: async () => undefined }) },
+  {
+    name: 'sqlite',
+    prepare: () => ({ url: `sqlite:${join(dataDir, 'authz.db')}`, cleanup: async () => undefined }),
+  },
+  {
+    name: 'postgres',
+    prepare: () => {
+      const schema = randomSchema();
+      return { url: schemaUrl(schema), cleanup: () => dropSchema(schema) };
+    },
+  },
+  {
+    name: 'redis',
+    prepare: () => {
+      const prefix = randomPrefix();
+      return { url: urlWithPrefix(prefix), cleanup: () => removePrefix(prefix) };
+    },
+  },
+  { name: 'tiered', prepare: () => tieredEnv() },
+];
 
 interface Fixture {
   readonly marker: string;
@@ -216,16 +246,23 @@ async function send(row: Row, f: Fixture, token: string | null) {
   });
 }
 
-describe.each(STORES)('authorization matrix (%s)', (kind) => {
-  let store: StateStore;
+describe.each(STORES)('authorization matrix ($name)', (kind) => {
+  let store: StateStore | undefined;
+  let started: TestServer | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
   beforeAll(async () => {
-    store = await openStore(kind === 'sqlite' ? `sqlite:${join(dataDir, 'authz.db')}` : kind);
-    server = await startTestServer({ store, agents: runtime.setup });
-  });
+    const prepared = kind.prepare();
+    cleanup = () => prepared.cleanup();
+    store = await openStore(prepared.url);
+    started = await startTestServer({ store, agents: runtime.setup });
+    server = started;
+  }, 30_000);
   afterAll(async () => {
-    await server.close();
-    await store.close();
-  });
+    await started?.close();
+    await store?.close();
+    // The server and store first, then their data.
+    await cleanup?.();
+  }, 30_000);
 
   for (const row of ROWS) {
     it(`${row.method} ${row.name}: refused for everyone but the owner, and nothing changes`, async () => {
