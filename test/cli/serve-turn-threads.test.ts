@@ -4,15 +4,15 @@
  * still give one 200 and one 409, many users booking at once each get only their own data, errors raised
  * on a thread answer as on the main thread, the threads' store metrics are in /metrics, an `--agents`
  * module's agents run on the threads, SIGTERM finishes a turn in flight, and bad uses are refused in one
- * sentence. On PostgreSQL too when AGENTSTATE_TEST_POSTGRES_URL is set.
+ * sentence. On PostgreSQL too (AGENTSTATE_TEST_POSTGRES_URL, or the README's default on 127.0.0.1).
  */
 import type { ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../store/postgres-env.js';
 import { hasStackTrace, runCli, spawnCli, tempDir } from './run.js';
 
 const tmp = tempDir();
@@ -275,26 +275,16 @@ describe('agentstate serve --turn-threads: agents modules and refusals', { timeo
   });
 });
 
-const POSTGRES = process.env.AGENTSTATE_TEST_POSTGRES_URL;
-
-describe.skipIf(!POSTGRES)('agentstate serve --turn-threads 2 (PostgreSQL)', { timeout: 120_000 }, () => {
-  const database = `agentstate_threads_${process.pid}`;
+describe('agentstate serve --turn-threads 2 (PostgreSQL)', { timeout: 120_000 }, () => {
+  // A database of its own, dropped afterwards.
+  let database: { url: string; drop: () => Promise<void> } | undefined;
   let storeUrl = '';
   beforeAll(async () => {
-    const admin = new pg.Client({ connectionString: POSTGRES });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database}`);
-    await admin.query(`CREATE DATABASE ${database}`);
-    await admin.end();
-    const url = new URL(POSTGRES as string);
-    url.pathname = `/${database}`;
-    storeUrl = url.toString();
+    database = await createDatabase();
+    storeUrl = database.url;
   });
   afterAll(async () => {
-    const admin = new pg.Client({ connectionString: POSTGRES });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await admin.end();
+    await database?.drop();
   });
 
   it('completes bookings of 4 users at once and one session’s concurrent turns give 200 and 409', async () => {

@@ -8,9 +8,9 @@
  *   refused with `conflict` on create, as the SQL and memory stores refuse it, also when two users create
  *   it at once, and the tenant-scope reads still find the first owner's record.
  *
- * memory: and sqlite: always; PostgreSQL (a database of its own, dropped afterwards) when
- * AGENTSTATE_TEST_POSTGRES_URL is set; Redis and the tiered store (a key prefix of their own, removed
- * afterwards) when AGENTSTATE_TEST_REDIS_URL is set too (the tiered store needs both).
+ * On memory:, a SQLite file, PostgreSQL (a database of its own, dropped afterwards), Redis and the tiered
+ * store (a key prefix of their own, removed afterwards); the servers are AGENTSTATE_TEST_POSTGRES_URL and
+ * AGENTSTATE_TEST_REDIS_URL, or the README's defaults on 127.0.0.1.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,28 +23,17 @@ import { newId } from '../../src/core/ids.js';
 import { openStore } from '../../src/store/open.js';
 import type { ReadScope, Scope, StateStore } from '../../src/store/types.js';
 import { createDatabase } from './postgres-env.js';
-import { randomPrefix, removePrefix } from './redis-env.js';
-
-const PG = process.env.AGENTSTATE_TEST_POSTGRES_URL;
-const REDIS = process.env.AGENTSTATE_TEST_REDIS_URL;
+import { REDIS_URL, randomPrefix, removePrefix, urlWithPrefix } from './redis-env.js';
 
 interface Adapter {
   readonly name: string;
-  readonly enabled: boolean;
   /** Opens a store over fresh data (per test file); `cleanup` removes it. */
   open(clock: ManualClock): Promise<{ store: StateStore; cleanup: () => Promise<void> }>;
-}
-
-function withPrefix(base: string, prefix: string): string {
-  const url = new URL(base);
-  url.searchParams.set('prefix', prefix);
-  return url.toString();
 }
 
 const ADAPTERS: Adapter[] = [
   {
     name: 'memory',
-    enabled: true,
     open: async (clock) => {
       const store = await openStore('memory:', { clock });
       return { store, cleanup: () => store.close() };
@@ -52,7 +41,6 @@ const ADAPTERS: Adapter[] = [
   },
   {
     name: 'sqlite',
-    enabled: true,
     open: async (clock) => {
       const dir = mkdtempSync(join(tmpdir(), 'agentstate-attach-'));
       const store = await openStore(`sqlite:${join(dir, 'state.db')}`, { clock });
@@ -67,7 +55,6 @@ const ADAPTERS: Adapter[] = [
   },
   {
     name: 'postgres',
-    enabled: PG !== undefined,
     open: async (clock) => {
       const db = await createDatabase();
       const store = await openStore(db.url, { clock });
@@ -82,10 +69,9 @@ const ADAPTERS: Adapter[] = [
   },
   {
     name: 'redis',
-    enabled: REDIS !== undefined,
     open: async (clock) => {
       const prefix = randomPrefix();
-      const store = await openStore(withPrefix(REDIS as string, prefix), { clock });
+      const store = await openStore(urlWithPrefix(prefix), { clock });
       return {
         store,
         cleanup: async () => {
@@ -97,11 +83,10 @@ const ADAPTERS: Adapter[] = [
   },
   {
     name: 'tiered',
-    enabled: REDIS !== undefined && PG !== undefined,
     open: async (clock) => {
       const db = await createDatabase();
       const prefix = randomPrefix();
-      const url = `${(REDIS as string).replace(/\/$/, '')}/?prefix=${prefix}&durable=${encodeURIComponent(db.url)}`;
+      const url = `${REDIS_URL.replace(/\/$/, '')}/?prefix=${prefix}&durable=${encodeURIComponent(db.url)}`;
       const store = await openStore(url, { clock });
       return {
         store,
@@ -138,7 +123,7 @@ const sid = () => newId('session');
 const tid = () => newId('task');
 
 for (const adapter of ADAPTERS) {
-  describe.skipIf(!adapter.enabled)(`${adapter.name}: records name only the writer's own sessions`, () => {
+  describe(`${adapter.name}: records name only the writer's own sessions`, () => {
     const clock = new ManualClock(Date.now());
     let store: StateStore;
     let cleanup: () => Promise<void> = async () => undefined;
@@ -345,7 +330,7 @@ for (const adapter of ADAPTERS) {
 
 /** Adapters whose tenant index once let a second user take an id (Redis, and the tiered store's sessions). */
 for (const adapter of ADAPTERS.filter((a) => a.name === 'redis' || a.name === 'tiered')) {
-  describe.skipIf(!adapter.enabled)(`${adapter.name}: an id is one user's within the tenant`, () => {
+  describe(`${adapter.name}: an id is one user's within the tenant`, () => {
     const clock = new ManualClock(Date.now());
     let store: StateStore;
     let cleanup: () => Promise<void> = async () => undefined;

@@ -1,6 +1,7 @@
 /**
  * Input bounds (src/store/limits.ts) are the same in every adapter: each case runs against memory:, a SQLite
- * file, PostgreSQL (AGENTSTATE_TEST_POSTGRES_URL), Redis (AGENTSTATE_TEST_REDIS_URL) and tiered (both), and
+ * file, PostgreSQL (AGENTSTATE_TEST_POSTGRES_URL), Redis (AGENTSTATE_TEST_REDIS_URL) and tiered (both; the
+ * README's defaults on 127.0.0.1 when unset), and
  * asserts `invalid_request` naming the field, and that nothing was stored. Every case failed in at least
  * one adapter before the bounds were shared.
  */
@@ -22,9 +23,6 @@ import { createDatabase } from './postgres-env.js';
 import { REDIS_URL, randomPrefix, removePrefix } from './redis-env.js';
 import { type TieredEnv, tieredEnv } from './tiered-env.js';
 
-const withPostgres = process.env.AGENTSTATE_TEST_POSTGRES_URL !== undefined;
-const withRedis = process.env.AGENTSTATE_TEST_REDIS_URL !== undefined;
-
 const MAX_TTL_SECONDS = 315_360_000;
 const MAX_LEASE_MS = 86_400_000;
 const INT32_OVER = 2 ** 31;
@@ -44,21 +42,17 @@ beforeAll(async () => {
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
   adapters.push({ name: 'sqlite', store: await openSqliteStore(join(dir, 'bounds.db')) });
 
-  if (withPostgres) {
-    const db = await createDatabase();
-    cleanups.push(db.drop);
-    adapters.push({ name: 'postgres', store: await openPostgresStore({ url: db.url, max: 4 }) });
-  }
-  if (withRedis) {
-    const prefix = randomPrefix();
-    cleanups.push(() => removePrefix(prefix));
-    adapters.push({ name: 'redis', store: await openRedisStore(REDIS_URL, { prefix }) });
-  }
-  if (withRedis && withPostgres) {
-    const env: TieredEnv = tieredEnv();
-    cleanups.push(() => env.cleanup());
-    adapters.push({ name: 'tiered', store: await openTieredStore(env.url) });
-  }
+  const db = await createDatabase();
+  cleanups.push(db.drop);
+  adapters.push({ name: 'postgres', store: await openPostgresStore({ url: db.url, max: 4 }) });
+
+  const prefix = randomPrefix();
+  cleanups.push(() => removePrefix(prefix));
+  adapters.push({ name: 'redis', store: await openRedisStore(REDIS_URL, { prefix }) });
+
+  const env: TieredEnv = tieredEnv();
+  cleanups.push(() => env.cleanup());
+  adapters.push({ name: 'tiered', store: await openTieredStore(env.url) });
 }, 60_000);
 
 afterAll(async () => {
