@@ -125,6 +125,8 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
         const during = Date.now();
         const scraped = await call(url, 'GET', '/metrics');
         expect(scraped.status).toBe(200);
+        // A scrape took 8-150 ms here; 3 s (20 times that) holds on a loaded machine and still fails a
+        // scrape that waits for the absent workers one after another (1.5 s each) or for its 5 s ask timeout.
         expect(Date.now() - during).toBeLessThan(3_000);
         expect(scraped.text).toMatch(/^agentstate_cluster_workers 2$/m);
         seen.push(reportingOf(scraped.text));
@@ -151,7 +153,6 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
   });
 
   it('fails at once, in one sentence, when a worker cannot start', async () => {
-    const started = Date.now();
     const child = spawnCli(
       [
         'serve',
@@ -174,7 +175,10 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
     expect(code).not.toBe(0);
     expect(stderr).toMatch(/cannot load --agents/);
     expect(stderr).toMatch(/worker \d exited with 1 before it listened/);
-    expect(Date.now() - started).toBeLessThan(60_000);
+    // At the first worker's failure: not started again, and not at the start timeout (what a time bound
+    // stood for here; the whole run takes 12 s on this machine, mostly three processes loading TypeScript).
+    expect(stderr).not.toMatch(/starting it again|did not all start/);
+    expect(stderr.match(/before it listened/g)).toHaveLength(1);
   });
 
   it('Ctrl-C to the whole process group lets a request in flight finish, then exits 0', async () => {

@@ -112,15 +112,15 @@ describe('agentstate serve', { timeout: 120_000 }, () => {
       // stdout is a pipe this test never reads: enough requests to fill it many times over (two lines each).
       child.stdout?.pause();
       for (let i = 0; i < 1500; i += 1) expect((await fetch(`${url}/healthz`)).status).toBe(200);
-      const stopping = Date.now();
       child.kill('SIGTERM');
+      // What this tells apart is an exit from a server that never exits (stuck writing to the full pipe).
+      // It exits about 2.1 s after the signal here; 20 s holds on a loaded machine.
       const code = await Promise.race([
         exited,
         new Promise<string>((r) => setTimeout(() => r('still running'), 20_000)),
       ]);
       if (code === 'still running') child.kill('SIGKILL');
       expect(code).toBe(0);
-      expect(Date.now() - stopping).toBeLessThan(20_000);
     },
   );
 
