@@ -5,11 +5,13 @@ export { type AirlineService, type AirlineServiceOptions, startAirlineService } 
 export { createAirlineBookTool } from './airline/tool.js';
 export { createDeployTools, DEPLOY_STEPS, type DemoHooks, type ToolPoint } from './deploy/index.js';
 export {
-  appendLedger,
-  countSideEffects,
-  duplicateSideEffects,
-  fingerprintOf,
-  type LedgerEntry,
-  readLedger,
-} from './ledger.js';
+  type EffectLine,
+  type EffectTally,
+  effectsPerStep,
+  readEffectLog,
+  type StepTally,
+  tallyEffectLog,
+  tallyEffects,
+} from './effects.js';
+export { appendLedger, fingerprintOf, type LedgerEntry, readLedger } from './ledger.js';
 export { createDemoTools, type DemoToolsOptions } from './tools.js';

@@ -1,6 +1,6 @@
 /**
- * The downstream's own ledger: append-only JSON lines, fsync'd before a call returns, so a harness can count
- * from the file itself how many times each idempotency key's side effect really happened.
+ * Append-only JSON-line files, fsync'd before a call returns: a service's idempotency index (the ledger of
+ * what it did under each key, which its `lookup` reads) and its effect log (effects.ts).
  *
  * A process killed in the middle of an append can leave a torn last line; readers skip it, and the next
  * append starts on a fresh line so it never merges with the torn bytes.
@@ -37,17 +37,22 @@ function endsWithNewline(fd: number): boolean {
   return last[0] === 0x0a;
 }
 
-/** Appends one entry and fsyncs it. Synchronous on purpose: once this returns, the line is on disk. */
-export function appendLedger(path: string, entry: LedgerEntry): void {
+/** Appends one JSON value as a line and fsyncs it. Synchronous on purpose: once this returns, it is on disk. */
+export function appendJsonLine(path: string, value: unknown): void {
   makeFolder(dirname(path), 'for the ledger');
   const fd = openSync(path, 'a+');
   try {
-    const line = `${endsWithNewline(fd) ? '' : '\n'}${JSON.stringify(entry)}\n`;
+    const line = `${endsWithNewline(fd) ? '' : '\n'}${JSON.stringify(value)}\n`;
     writeSync(fd, line);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/** Appends one entry and fsyncs it. */
+export function appendLedger(path: string, entry: LedgerEntry): void {
+  appendJsonLine(path, entry);
 }
 
 /**
@@ -85,7 +90,7 @@ export class LedgerAppender {
     }
   }
 
-  async append(entries: readonly LedgerEntry[]): Promise<void> {
+  async append(entries: readonly object[]): Promise<void> {
     if (entries.length === 0) return;
     const { file, lead } = await this.opened();
     try {
@@ -117,49 +122,33 @@ function isEntry(value: unknown): value is LedgerEntry {
   );
 }
 
-/** Every complete entry, oldest first. A missing file is an empty ledger; torn lines are skipped. */
-export function readLedger(path: string): LedgerEntry[] {
+/** Every complete JSON line, oldest first, or null when the file does not exist; torn lines are skipped. */
+export function readJsonLines(path: string): unknown[] | null {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
-  const entries: LedgerEntry[] = [];
+  const values: unknown[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
     try {
-      const parsed: unknown = JSON.parse(line);
-      if (isEntry(parsed)) entries.push(parsed);
+      values.push(JSON.parse(line));
     } catch {
-      // a torn line left by a killed writer: it never completed, so it is not a side effect
+      // a torn line left by a killed writer: it never completed
     }
   }
-  return entries;
+  return values;
+}
+
+/** Every complete entry, oldest first. A missing file is an empty ledger; torn lines are skipped. */
+export function readLedger(path: string): LedgerEntry[] {
+  return (readJsonLines(path) ?? []).filter(isEntry);
 }
 
 /** The first entry recorded for `key`, or null. */
 export function findLedgerEntry(path: string, key: string): LedgerEntry | null {
   return readLedger(path).find((entry) => entry.key === key) ?? null;
-}
-
-/** Per idempotency key, how many times its side effect really happened (1 is right; more is a duplicate). */
-export function countSideEffects(ledgerPath: string): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const entry of readLedger(ledgerPath)) counts[entry.key] = (counts[entry.key] ?? 0) + 1;
-  return counts;
-}
-
-/** How many keys had their side effect done more than once, and how many extra times in total. */
-export function duplicateSideEffects(ledgerPath: string): { keys: string[]; extra: number } {
-  const keys: string[] = [];
-  let extra = 0;
-  for (const [key, count] of Object.entries(countSideEffects(ledgerPath))) {
-    if (count > 1) {
-      keys.push(key);
-      extra += count - 1;
-    }
-  }
-  return { keys, extra };
 }

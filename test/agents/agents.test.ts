@@ -12,13 +12,7 @@ import {
   DeployWriteFilesParams,
 } from '../../src/agents/tool-params.js';
 import type { JsonValue } from '../../src/core/json.js';
-import {
-  countSideEffects,
-  createDemoTools,
-  duplicateSideEffects,
-  readLedger,
-  startAirlineService,
-} from '../../src/demo/index.js';
+import { createDemoTools, readLedger, startAirlineService, tallyEffectLog } from '../../src/demo/index.js';
 import { resumeRun, runTurn } from '../../src/runtime/turn.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import { crashingStore, SimulatedCrash } from '../runtime/faults.js';
@@ -93,9 +87,10 @@ describe('over the demo services', () => {
     );
     expect(resumed?.tasks[0]?.state).toBe('DONE');
     expect(resumed?.reply.replace(/ws-crash/g, 'ws-ref')).toBe(reference.reply);
-    const ledger = join(dir, 'deploy-ledger.jsonl');
-    expect(duplicateSideEffects(ledger).extra).toBe(0);
-    expect(Object.values(countSideEffects(ledger)).every((n) => n === 1)).toBe(true);
+    const effects = tallyEffectLog(join(dir, 'deploy-effects.jsonl'));
+    expect(effects.duplicate_effects).toBe(0);
+    expect(effects.redundant_calls).toBe(0);
+    expect(Object.values(effects.steps).map((s) => s.effects)).toEqual([1, 1, 1, 1, 1]);
     await store.close();
   });
 

@@ -5,7 +5,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { countSideEffects } from '../../src/demo/ledger.js';
+import { tallyEffectLog } from '../../src/demo/effects.js';
 import { bookingInputs } from '../../src/harness/load/user.js';
 import { spawnCli, tempDir } from './run.js';
 
@@ -67,8 +67,9 @@ describe('agentstate airline', { timeout: 120_000 }, () => {
       reply = String(turn.json.reply);
     }
     expect(reply).toMatch(/[Rr]eference/);
-    const booked = countSideEffects(join(dataDir, 'airline-ledger.jsonl'));
-    expect(Object.values(booked)).toEqual([1]);
+    const booked = tallyEffectLog(join(dataDir, 'airline-effects.jsonl'));
+    expect(Object.values(booked.steps).map((s) => s.effects)).toEqual([1]);
+    expect(booked.redundant_calls).toBe(0);
 
     const stopped = new Promise<number | null>((resolve) => airline.on('exit', (code) => resolve(code)));
     airline.kill('SIGTERM');

@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type AirlineService, startAirlineService } from '../../src/demo/airline/server.js';
-import { countSideEffects, readLedger } from '../../src/demo/ledger.js';
+import { tallyEffectLog } from '../../src/demo/effects.js';
+import { readLedger } from '../../src/demo/ledger.js';
+
+/** Lines of the airline's idempotency index per key (1 each: a key books once). */
+function perKey(path: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const entry of readLedger(path)) counts[entry.key] = (counts[entry.key] ?? 0) + 1;
+  return counts;
+}
 
 const trip = {
   origin: 'CDG',
@@ -52,7 +60,10 @@ describe('demo airline: idempotency', () => {
     expect(second.status).toBe(200);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(await second.json()).toEqual(booking);
-    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+    expect(perKey(airline.ledgerPath)).toEqual({ [key]: 1 });
+    // The effect log shows both calls: one booking made, and a second call for a booking already made.
+    const effects = tallyEffectLog(airline.effectsPath);
+    expect(effects).toMatchObject({ calls: 2, effects: 1, duplicate_effects: 0, redundant_calls: 1 });
   });
 
   it('books twice for two keys, with different booking ids and PNRs', async () => {
@@ -61,6 +72,8 @@ describe('demo airline: idempotency', () => {
     expect(a.booking_id).not.toBe(b.booking_id);
     expect(a.pnr).not.toBe(b.pnr);
     expect(readLedger(airline.ledgerPath)).toHaveLength(2);
+    // Two bookings of one trip under two keys: the airline made both, and its effect log counts the second.
+    expect(tallyEffectLog(airline.effectsPath).duplicate_effects).toBe(1);
   });
 
   it('answers 409 for the same key with a different body and books nothing more', async () => {
@@ -69,7 +82,7 @@ describe('demo airline: idempotency', () => {
     const reused = await post({ ...trip, cabin: 'economy' }, key);
     expect(reused.status).toBe(409);
     expect(((await reused.json()) as { error: string }).error).toContain('different booking request');
-    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+    expect(perKey(airline.ledgerPath)).toEqual({ [key]: 1 });
   });
 
   it('serializes concurrent requests with one key into one booking', async () => {
@@ -78,7 +91,7 @@ describe('demo airline: idempotency', () => {
     const bodies = await Promise.all(answers.map((r) => r.json()));
     expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
-    expect(countSideEffects(airline.ledgerPath)[key]).toBe(1);
+    expect(perKey(airline.ledgerPath)[key]).toBe(1);
   });
 });
 
@@ -103,7 +116,7 @@ describe('demo airline: lookups and restart', () => {
     expect(replay.status).toBe(200);
     expect(await replay.json()).toEqual(booking);
     expect((await post({ ...trip, passenger: 'Someone Else' }, key)).status).toBe(409);
-    expect(countSideEffects(airline.ledgerPath)).toEqual({ [key]: 1 });
+    expect(perKey(airline.ledgerPath)).toEqual({ [key]: 1 });
   });
 });
 
@@ -167,7 +180,7 @@ describe('demo airline: bookings at once (group commit)', () => {
       expect(statuses[i]).toBe(same ? 200 : 409);
       if (same) expect(bodies[i]?.booking_id).toBe(bodies[winner]?.booking_id);
     }
-    const counts = countSideEffects(airline.ledgerPath);
+    const counts = perKey(airline.ledgerPath);
     expect(Object.keys(counts).sort()).toEqual([...keys].sort());
     expect(Object.values(counts).every((n) => n === 1)).toBe(true);
     const pnrs = new Set(readLedger(airline.ledgerPath).map((e) => (e.result as { pnr: string }).pnr));

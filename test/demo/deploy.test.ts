@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../src/core/json.js';
-import { countSideEffects } from '../../src/demo/ledger.js';
+import { effectsPerStep, tallyEffectLog } from '../../src/demo/effects.js';
 import { createDemoTools } from '../../src/demo/tools.js';
 import type { ToolContext, ToolRegistry } from '../../src/runtime/tool.js';
 
@@ -71,26 +71,31 @@ describe('deploy tools', () => {
     expect(readlinkSync(join(dir, 'releases/hello-web/staging/current'))).toBe(release.split('/').pop());
     expect(deployed?.url).toBe(`https://staging.demo.invalid/hello-web/${release.split('/').pop()}/`);
     expect(existsSync(join(dir, release, 'hello-web-1.4.2.bundle.json'))).toBe(true);
-    expect(countSideEffects(join(dir, 'deploy-ledger.jsonl'))).toEqual({
-      'k-0': 1,
-      'k-1': 1,
-      'k-2': 1,
-      'k-3': 1,
-      'k-4': 1,
-    });
+    const effects = tallyEffectLog(join(dir, 'deploy-effects.jsonl'));
+    expect(Object.keys(effects.steps)).toEqual(
+      ['plan', 'write_files', 'run_tests', 'build', 'deploy'].map(
+        (step) => `deploy.${step} hello-web/staging@1.4.2`,
+      ),
+    );
+    expect(Object.values(effects.steps).map((s) => [s.effects, s.keys])).toEqual(
+      [0, 1, 2, 3, 4].map((n) => [1, [`k-${n}`]]),
+    );
+    expect(effects).toMatchObject({ calls: 5, effects: 5, duplicate_effects: 0, redundant_calls: 0 });
   });
 
-  it('does each side effect once per key: a second call answers the recorded result without redoing it', async () => {
+  it('does not deduplicate: a second call with the same key does the work again, and its log shows it', async () => {
     const dir = workspace();
     const tools = createDemoTools({ workspaceDir: dir });
-    const first = await pipeline(tools, 'once');
+    const first = await pipeline(tools, 'twice');
     rmSync(join(dir, 'apps'), { recursive: true });
     rmSync(join(dir, 'releases'), { recursive: true });
-    const second = await pipeline(tools, 'once');
+    const second = await pipeline(tools, 'twice');
     expect(second).toEqual(first);
-    expect(existsSync(join(dir, 'apps'))).toBe(false);
-    expect(existsSync(join(dir, 'releases'))).toBe(false);
-    expect(Object.values(countSideEffects(join(dir, 'deploy-ledger.jsonl')))).toEqual([1, 1, 1, 1, 1]);
+    expect(existsSync(join(dir, 'apps/hello-web/staging/plan.json'))).toBe(true);
+    expect(existsSync(join(dir, 'releases/hello-web/staging/current'))).toBe(true);
+    expect(Object.values(effectsPerStep(join(dir, 'deploy-effects.jsonl')))).toEqual([2, 2, 2, 2, 2]);
+    const tally = tallyEffectLog(join(dir, 'deploy-effects.jsonl'));
+    expect(tally).toMatchObject({ duplicate_effects: 5, redundant_calls: 5 });
   });
 
   it('lookup finds what a key did and answers not found for a key never used', async () => {
@@ -102,11 +107,11 @@ describe('deploy tools', () => {
     expect(await tools.get('deploy.build')!.lookup?.('p1')).toMatchObject({ found: 'ambiguous' });
   });
 
-  it('refuses a key reused with other params', async () => {
+  it('lookup answers the first effect done under a key', async () => {
     const tools = createDemoTools({ workspaceDir: workspace() });
-    await call(tools, 'deploy.plan', target, 'p1');
-    const reuse = call(tools, 'deploy.plan', { ...target, version: '0.2.0' }, 'p1');
-    await expect(reuse).rejects.toMatchObject({ name: 'ToolError', kind: 'rejected', code: 'conflict' });
+    const first = await call(tools, 'deploy.plan', target, 'p1');
+    await call(tools, 'deploy.plan', { ...target, version: '0.2.0' }, 'p1');
+    expect(await tools.get('deploy.plan')!.lookup?.('p1')).toEqual({ found: true, result: first });
   });
 
   it('gives identical results in two workspaces with other keys (deterministic outputs)', async () => {
@@ -141,7 +146,8 @@ describe('deploy tools: failures', () => {
     await expect(call(tools, 'deploy.build', { ...target, tests: null }, 'f3')).rejects.toMatchObject({
       kind: 'rejected',
     });
-    expect(countSideEffects(join(dirs[0]!, 'deploy-ledger.jsonl'))).toEqual({ f0: 1, f1: 1, f2: 1 });
+    // The refused build was called and did nothing: a call line, no effect.
+    expect(Object.values(effectsPerStep(join(dirs[0]!, 'deploy-effects.jsonl')))).toEqual([1, 1, 1, 0]);
   });
 
   it('refuses steps out of order and invalid params', async () => {

@@ -2,13 +2,8 @@ import { appendFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import {
-  appendLedger,
-  countSideEffects,
-  duplicateSideEffects,
-  LedgerAppender,
-  readLedger,
-} from '../../src/demo/ledger.js';
+import { appendEffectLine, readEffectLog, tallyEffectLog, tallyEffects } from '../../src/demo/effects.js';
+import { appendLedger, LedgerAppender, readLedger } from '../../src/demo/ledger.js';
 
 let dir: string;
 beforeEach(() => {
@@ -16,13 +11,24 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-it('counts side effects per key and names the duplicates', () => {
-  const path = join(dir, 'l.jsonl');
-  expect(countSideEffects(path)).toEqual({});
-  for (const key of ['a', 'b', 'a', 'a'])
-    appendLedger(path, { key, tool: 't', fingerprint: 'f', result: { key } });
-  expect(countSideEffects(path)).toEqual({ a: 3, b: 1 });
-  expect(duplicateSideEffects(path)).toEqual({ keys: ['a'], extra: 2 });
+it('counts effects per logical step whatever their keys, and calls after a step was done', () => {
+  const path = join(dir, 'effects.jsonl');
+  expect(readEffectLog(path)).toBeNull();
+  expect(() => tallyEffectLog(path)).toThrow(/no effect log/);
+  const line = (kind: 'call' | 'effect', key: string, step: string) =>
+    appendEffectLine(path, { kind, tool: 't', key, step });
+  line('call', 'k1', 'A');
+  line('effect', 'k1', 'A');
+  line('call', 'k2', 'B');
+  line('call', 'k1', 'A'); // a call for A after A was done: redundant
+  line('call', 'k3', 'A'); // ... and done again under another key: a duplicate
+  line('effect', 'k3', 'A');
+  line('effect', 'k2', 'B');
+  const tally = tallyEffectLog(path);
+  expect(tally).toMatchObject({ calls: 4, effects: 3, duplicate_effects: 1, redundant_calls: 2 });
+  expect(tally.steps.A).toEqual({ tool: 't', effects: 2, redundant_calls: 2, keys: ['k1', 'k3'] });
+  expect(tally.steps.B).toEqual({ tool: 't', effects: 1, redundant_calls: 0, keys: ['k2'] });
+  expect(tallyEffects([]).duplicate_effects).toBe(0);
 });
 
 it('skips a torn last line left by a killed writer, and the next append starts on a fresh line', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
-import { countSideEffects } from '../../src/demo/ledger.js';
+import { tallyEffectLog } from '../../src/demo/effects.js';
 import { HOLD_ENV, HOLD_MS_ENV } from '../../src/harness/crash/points.js';
 import { type ChildArgs, runChild } from '../../src/harness/crash/spawn-child.js';
 
@@ -43,6 +43,7 @@ it('two processes resuming one session at once: exactly one runs it, the other g
     output: { tasks: { state: string }[] };
   };
   expect(done.output.tasks.map((t) => t.state)).toEqual(['DONE']);
-  const counts = countSideEffects(join(base.workspaceDir, 'deploy-ledger.jsonl'));
-  expect(Object.values(counts)).toEqual([1, 1, 1, 1, 1]);
+  const effects = tallyEffectLog(join(base.workspaceDir, 'deploy-effects.jsonl'));
+  expect(Object.values(effects.steps).map((s) => s.effects)).toEqual([1, 1, 1, 1, 1]);
+  expect(effects.calls).toBe(5);
 }, 120_000);

@@ -25,7 +25,7 @@ const tools = createDemoTools({
   workspaceDir,
   hooks: {
     at(point, tool) {
-      if (point === 'ledger_written' && tool === 'deploy.run_tests') process.kill(process.pid, 'SIGKILL');
+      if (point === 'effect_done' && tool === 'deploy.run_tests') process.kill(process.pid, 'SIGKILL');
     },
   },
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Action, Session, Task } from '../../src/core/model.js';
-import { duplicateSideEffects, readLedger } from '../../src/demo/index.js';
+import { tallyEffectLog } from '../../src/demo/index.js';
 import type { TurnResponse } from '../../src/http/turn-runner.js';
 import {
   apiCall,
@@ -74,9 +74,9 @@ describe('inspector: runs that need a person', () => {
     await tasksPanel(page).locator('svg[data-state="DONE"]').waitFor();
     await stuck.getByText('SUCCESS').waitFor();
     // The killed call had done its work: recovery found it through lookup, and nothing ran twice.
-    const ledgerPath = join(server.dir, 'workspace', 'deploy-ledger.jsonl');
-    expect(readLedger(ledgerPath).length).toBeGreaterThanOrEqual(5);
-    expect(duplicateSideEffects(ledgerPath)).toEqual({ keys: [], extra: 0 });
+    const effects = tallyEffectLog(join(server.dir, 'workspace', 'deploy-effects.jsonl'));
+    expect(Object.values(effects.steps).map((s) => s.effects)).toEqual([1, 1, 1, 1, 1]);
+    expect(effects.redundant_calls).toBe(0);
     await screenshot(page, 'deploy-resumed');
     await page.context().close();
   });

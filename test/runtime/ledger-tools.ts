@@ -1,6 +1,8 @@
 /**
- * Small real tools for the runtime tests: each keeps a ledger file (one JSON line per side effect) and
- * honours idempotency keys, so a test counts duplicate side effects in the downstream's own records.
+ * Small real tools for the runtime tests: each keeps a ledger file, one JSON line per side effect with the
+ * key it was performed under, which `lookup` reads. They do NOT deduplicate by key: every call that gets
+ * past its faults performs its effect again, so a runtime that calls a tool for a step already done, or
+ * retries blindly instead of looking up, leaves a second line that the tests count.
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { DEPLOY_STEPS } from '../../src/agents/tool-params.js';
@@ -44,6 +46,7 @@ export interface LedgerToolOptions {
   readonly faults?: Fault[];
   /** 'none' = no lookup; 'ambiguous' = lookup cannot tell. Default 'ledger'. */
   readonly lookup?: 'ledger' | 'none' | 'ambiguous';
+  /** Counts every execute call, faulted or not. */
   readonly calls?: { count: number };
 }
 
@@ -61,8 +64,6 @@ export function ledgerTool(name: string, options: LedgerToolOptions): Tool {
       if (fault === 'rejected')
         throw new ToolError('rejected', 'refused', `${name}: refused by the downstream`);
       if (fault === 'crash_before_effect') throw new Error(`${name}: connection reset before the effect`);
-      const done = find(ctx.idempotencyKey);
-      if (done !== undefined) return done.result;
       const input = (params ?? {}) as JsonObject;
       const result: JsonObject = { id: `${name}#${readLedger(options.ledger).length + 1}`, step: name };
       if (name === 'airline.book')

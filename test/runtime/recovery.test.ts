@@ -68,7 +68,8 @@ describe('actions', () => {
     expect(out.reply).toBe(DONE_REPLY);
     const build = out.actions.find((a) => a.tool === 'deploy.build');
     expect(build?.attempts).toBe(3);
-    expect(readLedger(ledger).filter((line) => line.tool === 'deploy.build')).toHaveLength(1);
+    const builds = readLedger(ledger).filter((line) => line.tool === 'deploy.build');
+    expect(builds.map((line) => line.key)).toEqual([build?.idempotency_key]);
   });
 
   it('fails the task when the downstream refuses', async () => {
@@ -134,6 +135,8 @@ describe('recovery of a PENDING action at resume', () => {
     expect(pending.items.map((a) => a.tool)).toEqual(['deploy.deploy']);
     const task = (await t.store.listTasks(t.scope, { session_id: t.session.id })).items[0];
     expect(task?.state).toBe('EXECUTING');
+    // The turn's messages go with the task's final state, never before it.
+    expect(await t.store.listMessages(t.scope, t.session.id)).toEqual([]);
     const out = await resumeRun(t.options());
     expect(out?.resumed).toBe(true);
     expect(out?.reply).toBe(DONE_REPLY);
@@ -144,6 +147,10 @@ describe('recovery of a PENDING action at resume', () => {
       result: { url: 'https://web.staging.example' },
     });
     expect(readLedger(t.ledger)).toHaveLength(5);
+    expect((await t.store.listMessages(t.scope, t.session.id)).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+    ]);
   });
 
   it('lookup not found: runs again with the same key', async () => {

@@ -18,6 +18,8 @@ export interface AirlineService {
   readonly url: string;
   readonly port: number;
   readonly ledgerPath: string;
+  /** Its effect log: every booking request and every booking made (effects.ts). */
+  readonly effectsPath: string;
   close(): Promise<void>;
 }
 
@@ -160,6 +162,7 @@ export async function startAirlineService(options: AirlineServiceOptions): Promi
     url: `http://127.0.0.1:${port}`,
     port,
     ledgerPath: ledger.path,
+    effectsPath: ledger.effectsPath,
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -32,7 +32,7 @@ export function createAirlineBookTool(
     async execute(params, ctx): Promise<JsonValue> {
       hooks.at?.('before_effect', 'airline.book', ctx.idempotencyKey);
       const { booking } = await client.book(ctx.idempotencyKey, toBookingRequest(params), ctx.signal);
-      hooks.at?.('ledger_written', 'airline.book', ctx.idempotencyKey);
+      hooks.at?.('effect_done', 'airline.book', ctx.idempotencyKey);
       return booking;
     },
     async lookup(idempotencyKey): Promise<LookupResult> {

@@ -4,7 +4,7 @@ import { join, posix } from 'node:path';
 import { DeployBuildParams } from '../../agents/tool-params.js';
 import { canonicalJson } from '../../core/json.js';
 import type { Tool } from '../../runtime/tool.js';
-import { keyedStep } from './keyed.js';
+import { effectStep } from './effect-step.js';
 import {
   appPaths,
   type DeployWorkspace,
@@ -22,7 +22,7 @@ export function artifactPath(target: Target): string {
 }
 
 export function buildTool(ws: DeployWorkspace): Tool<DeployBuildParams> {
-  return keyedStep(ws, {
+  return effectStep(ws, {
     name: 'deploy.build',
     description:
       'Build the service into one bundle file with its sha256; refuses when the tests did not pass.',

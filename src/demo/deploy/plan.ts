@@ -2,12 +2,12 @@
 import { join } from 'node:path';
 import { DEPLOY_STEPS, DeployPlanParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
-import { keyedStep } from './keyed.js';
+import { effectStep } from './effect-step.js';
 import { TEMPLATE_FILES } from './template.js';
 import { appPaths, type DeployWorkspace, type Plan, sha256, writeFileAtomic } from './workspace.js';
 
 export function planTool(ws: DeployWorkspace): Tool<DeployPlanParams> {
-  return keyedStep(ws, {
+  return effectStep(ws, {
     name: 'deploy.plan',
     description: 'Plan a release of a service to an environment at a version: which files, which steps.',
     params: DeployPlanParams,

@@ -9,7 +9,7 @@ import { AgentStateError } from '../../core/errors.js';
 import { makeFolder } from '../../process/folders.js';
 import type { Tool } from '../../runtime/tool.js';
 import { artifactPath } from './build.js';
-import { keyedStep } from './keyed.js';
+import { effectStep } from './effect-step.js';
 import {
   appPaths,
   type DeployWorkspace,
@@ -29,7 +29,7 @@ function flipLink(link: string, target: string): void {
 }
 
 export function deployTool(ws: DeployWorkspace): Tool<DeployDeployParams> {
-  return keyedStep(ws, {
+  return effectStep(ws, {
     name: 'deploy.deploy',
     description:
       'Release the built artifact: copy it to releases/<service>/<environment>/<version>-<hash>/, point current at it.',

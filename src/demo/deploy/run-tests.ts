@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DeployRunTestsParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
-import { keyedStep } from './keyed.js';
+import { effectStep } from './effect-step.js';
 import { appPaths, type DeployWorkspace, rejected, writeFileAtomic } from './workspace.js';
 
 export interface TestCounts {
@@ -49,7 +49,7 @@ export function runNodeTests(
 }
 
 export function runTestsTool(ws: DeployWorkspace): Tool<DeployRunTestsParams> {
-  return keyedStep(ws, {
+  return effectStep(ws, {
     name: 'deploy.run_tests',
     description: "Run the service's tests (node --test on its src/*.test.mjs) and record pass/fail.",
     params: DeployRunTestsParams,

@@ -1,12 +1,15 @@
-/** The deploy tools' workspace: where they write, the ledger they keep, and safe atomic file writes. */
+/** The deploy tools' workspace: where they write, the effect log they keep, and safe atomic file writes. */
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { makeFolder } from '../../process/folders.js';
 import { ToolError } from '../../runtime/tool.js';
 
-/** Where a crash harness may stop a tool call: before its side effect, after it, after its ledger line. */
-export type ToolPoint = 'before_effect' | 'effect_done' | 'ledger_written';
+/**
+ * Where a crash harness may stop a tool call: after the call reached the downstream and before its side
+ * effect, and after the effect was performed and recorded by the downstream, before the caller hears of it.
+ */
+export type ToolPoint = 'before_effect' | 'effect_done';
 
 export interface DemoHooks {
   /** Called at each point of every tool call (for fault injection); may throw or never return. */
@@ -16,13 +19,16 @@ export interface DemoHooks {
 export interface DeployWorkspace {
   /** Absolute or relative directory every deploy tool works in. */
   readonly dir: string;
-  /** The deploy tools' ledger: one line per side effect really done. */
-  readonly ledgerPath: string;
+  /** The deploy tools' effect log: a line per call and per side effect performed (effects.ts). */
+  readonly effectsPath: string;
   readonly hooks: DemoHooks;
 }
 
+/** The effect log's file name in a workspace. */
+export const DEPLOY_EFFECTS_FILE = 'deploy-effects.jsonl';
+
 export function deployWorkspace(dir: string, hooks: DemoHooks = {}): DeployWorkspace {
-  return { dir, ledgerPath: join(dir, 'deploy-ledger.jsonl'), hooks };
+  return { dir, effectsPath: join(dir, DEPLOY_EFFECTS_FILE), hooks };
 }
 
 /** What every deploy step names: which service, where, at which version (the agent's params contract). */

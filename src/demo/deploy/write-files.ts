@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import { z } from 'zod';
 import { DeployWriteFilesParams } from '../../agents/tool-params.js';
 import type { Tool } from '../../runtime/tool.js';
-import { keyedStep } from './keyed.js';
+import { effectStep } from './effect-step.js';
 import { templateFiles } from './template.js';
 import {
   appPaths,
@@ -25,7 +25,7 @@ export const WriteFilesParamsSchema = DeployWriteFilesParams.extend({
 export type WriteFilesParams = z.infer<typeof WriteFilesParamsSchema>;
 
 export function writeFilesTool(ws: DeployWorkspace): Tool<WriteFilesParams> {
-  return keyedStep(ws, {
+  return effectStep(ws, {
     name: 'deploy.write_files',
     description:
       "Write the service's source files and tests into apps/<service>/<environment>/src as planned.",

@@ -43,7 +43,7 @@ try {
 }
 let code = 0;
 try {
-  const output = await runPipeline({
+  const { output, keys } = await runPipeline({
     store,
     scope: { tenant_id: values.tenant, user_id: values.user },
     sessionId: values.session,
@@ -52,7 +52,7 @@ try {
     leaseTtlMs: values['lease-ttl-ms'] === undefined ? undefined : Number(values['lease-ttl-ms']),
     points: CrashPoints.fromEnv(),
   });
-  emit({ event: 'done', output });
+  emit({ event: 'done', output, keys });
 } catch (error) {
   const message = error instanceof Error ? error.message : String(error);
   if (isAgentStateError(error, 'conflict')) {

@@ -1,11 +1,12 @@
 /**
- * A StateStore wrapper for the crash child: a kill point before and after every checkpointed commit (a step
- * boundary), and the time of the first write (how long a resumed run took to get going again).
+ * A StateStore wrapper for the crash child: a kill point before and after every write (a step boundary:
+ * checkpointed commits, and any other write a runtime makes, so a run that splits what must be one commit
+ * can be killed between the parts), and the time of the first write (how long a resumed run took to get
+ * going again).
  */
 import type { StateStore } from '../../store/types.js';
 import type { CrashPoints } from './points.js';
 
-const COMMITS = new Set<PropertyKey>(['commitTurn', 'putCheckpoint']);
 const WRITES = new Set<PropertyKey>([
   'commitTurn',
   'putCheckpoint',
@@ -19,6 +20,8 @@ const WRITES = new Set<PropertyKey>([
   'markActionUnknown',
   'resolveAction',
   'recordAttempt',
+  'putMemory',
+  'deleteMemory',
 ]);
 
 export interface WatchedStore {
@@ -33,7 +36,7 @@ export function watchStore(
   points: CrashPoints,
   onFirstWrite: () => void = () => {},
 ): WatchedStore {
-  let commits = 0;
+  let writes = 0;
   let firstWrite: number | null = null;
   const store = new Proxy(inner, {
     get(target, prop, receiver) {
@@ -46,11 +49,10 @@ export function watchStore(
           firstWrite = performance.now();
           onFirstWrite();
         }
-        if (!COMMITS.has(prop)) return method.apply(target, args);
-        const n = ++commits;
-        points.pass(`commit:${n}:before`);
+        const n = ++writes;
+        points.pass(`commit:${n}:${String(prop)}:before`);
         const result = await method.apply(target, args);
-        points.pass(`commit:${n}:after`);
+        points.pass(`commit:${n}:${String(prop)}:after`);
         return result;
       };
     },

@@ -1,10 +1,12 @@
 /**
- * Kill points. A child run passes named points (step boundaries, and three points inside each tool call),
+ * Kill points. A child run passes named points (before and after every store write, and two points inside each tool call),
  * prints each one as a JSON line, and SIGKILLs itself when it reaches the one named in AGENTSTATE_CRASH_AT:
  * a real SIGKILL, chosen deterministically.
  *
- * Names: `commit:<n>:before` / `commit:<n>:after` (the n-th checkpointed commit of this process, 1-based),
- * `tool:<name>:before_effect` / `tool:<name>:effect_done` / `tool:<name>:ledger_written`.
+ * Names:
+ * `commit:<n>:<method>:before|after` (the n-th store write of this process, 1-based, and its method),
+ * `tool:<name>:before_effect` / `tool:<name>:effect_done` (inside the call, before the downstream's side
+ * effect, and after it was performed and recorded there, before the runtime hears of it).
  */
 import type { DemoHooks } from '../../demo/deploy/workspace.js';
 
@@ -13,10 +15,17 @@ export const CRASH_ENV = 'AGENTSTATE_CRASH_AT';
 export const HOLD_ENV = 'AGENTSTATE_HOLD_AT';
 export const HOLD_MS_ENV = 'AGENTSTATE_HOLD_MS';
 
+/** An action of the run as the store holds it: its key is what the downstream must have seen. */
+export interface ActionKey {
+  readonly tool: string | null;
+  readonly key: string;
+  readonly status: string;
+}
+
 export type ChildEvent =
   | { readonly event: 'point'; readonly point: string }
   | { readonly event: 'resumed'; readonly ms: number; readonly replayed: boolean }
-  | { readonly event: 'done'; readonly output: unknown }
+  | { readonly event: 'done'; readonly output: unknown; readonly keys: ActionKey[] }
   | { readonly event: 'conflict'; readonly message: string }
   | { readonly event: 'error'; readonly message: string };
 
@@ -49,7 +58,7 @@ export class CrashPoints {
     if (point === this.hold?.at) blockFor(this.hold.ms);
   }
 
-  /** Hooks for the demo tools: a point before the side effect, after it, and after its ledger line. */
+  /** Hooks for the demo tools: a point before the side effect, and one after it. */
   toolHooks(): DemoHooks {
     return { at: (point, tool) => this.pass(`tool:${tool}:${point}`) };
   }

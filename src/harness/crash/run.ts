@@ -9,10 +9,11 @@ import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonValue } from '../../core/json.js';
 import { deployWorkspace } from '../../demo/deploy/workspace.js';
-import { duplicateSideEffects } from '../../demo/ledger.js';
 import { makeFolder } from '../../process/folders.js';
+import { checkEffects, referenceSteps } from './effect-check.js';
+import { expectedOutput } from './expected.js';
 import { planKills } from './plan.js';
-import type { ChildEvent } from './points.js';
+import type { ActionKey, ChildEvent } from './points.js';
 import { type CrashReport, normalizeOutput, type ScenarioResult, summarize, toMarkdown } from './report.js';
 import { type ChildRun, runChild } from './spawn-child.js';
 
@@ -48,12 +49,14 @@ interface Env {
 interface Chain {
   readonly runs: ChildRun[];
   readonly output: JsonValue | null;
+  readonly keys: ActionKey[] | null;
+  /** Planned kill points that never fired. */
+  readonly unfired: string[];
   readonly error: string | null;
 }
 
-function doneOutput(run: ChildRun): JsonValue | null {
-  const done = run.events.find((e): e is Extract<ChildEvent, { event: 'done' }> => e.event === 'done');
-  return done === undefined ? null : (done.output as JsonValue);
+function doneEvent(run: ChildRun): Extract<ChildEvent, { event: 'done' }> | null {
+  return run.events.find((e): e is Extract<ChildEvent, { event: 'done' }> => e.event === 'done') ?? null;
 }
 
 /**
@@ -94,7 +97,11 @@ export function assertReopenable(storeUrl: string): void {
   }
 }
 
-/** Runs one pipeline to completion: one child per planned kill, then one without, all on one session. */
+/**
+ * Runs one pipeline to completion: one child per planned kill, then one without, all on one session. A
+ * child that was to die at a point and ended without passing it is a failure of the scenario: the kill plan
+ * did not test what it names.
+ */
 async function runChain(env: Env, name: string, plan: readonly string[]): Promise<Chain> {
   const sessionId = newId('session');
   const workspaceDir = join(env.workDir, name);
@@ -110,12 +117,23 @@ async function runChain(env: Env, name: string, plan: readonly string[]): Promis
       crashAt: plan[i] ?? null,
     });
     runs.push(run);
-    if (run.signal === 'SIGKILL' && plan[i] !== undefined) continue;
-    const output = doneOutput(run);
-    if (run.exitCode === 0 && output !== null) return { runs, output, error: null };
-    return { runs, output: null, error: describeEnd(run) };
+    const planned = plan[i];
+    if (run.signal === 'SIGKILL' && planned !== undefined) continue;
+    const done = doneEvent(run);
+    const unfired = planned === undefined ? [] : plan.slice(i);
+    if (run.exitCode === 0 && done !== null) {
+      const error = unfired.length === 0 ? null : `the planned kill at ${unfired.join(' -> ')} never fired`;
+      return { runs, output: done.output as JsonValue, keys: done.keys, unfired, error };
+    }
+    return { runs, output: null, keys: null, unfired, error: describeEnd(run) };
   }
-  return { runs, output: null, error: 'the run did not complete after its planned kills' };
+  return {
+    runs,
+    output: null,
+    keys: null,
+    unfired: [],
+    error: 'the run did not complete after its planned kills',
+  };
 }
 
 function lastPoint(run: ChildRun): string | null {
@@ -149,7 +167,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     const referencePoints = (reference.runs[0]?.events ?? [])
       .filter((e): e is Extract<ChildEvent, { event: 'point' }> => e.event === 'point')
       .map((e) => e.point);
-    const expected = normalizeOutput(reference.output);
+    const steps = referenceSteps(deployWorkspace(join(workDir, 'reference')).effectsPath);
     const plans = options.plans ?? planKills(referencePoints, options.kills ?? 20);
     progress(
       `reference passed ${referencePoints.length} kill points; ${plans.length} interrupted runs follow`,
@@ -163,15 +181,27 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
         const event = r.events.find((e) => e.event === 'resumed') as { ms: number } | undefined;
         return event === undefined ? [] : [event.ms];
       });
-      const ledger = deployWorkspace(join(workDir, `run-${index + 1}`)).ledgerPath;
+      const effects = checkEffects(
+        deployWorkspace(join(workDir, `run-${index + 1}`)).effectsPath,
+        steps,
+        chain.keys,
+      );
+      const expected = normalizeOutput(expectedOutput(reference.output, killed));
       const identical = chain.output !== null && normalizeOutput(chain.output) === expected;
       const result: ScenarioResult = {
         plan: [...plan],
         killed_at: killed,
+        kills_not_fired: chain.unfired,
         runs: chain.runs.length,
         recovered: chain.output !== null,
         identical_output: identical,
-        duplicate_side_effects: duplicateSideEffects(ledger).extra,
+        duplicate_side_effects: effects.duplicate_side_effects,
+        redundant_calls: effects.redundant_calls,
+        missing_effects: effects.missing_effects,
+        unexpected_effects: effects.unexpected_effects,
+        unmatched_keys: effects.unmatched_keys,
+        effect_log_lines: effects.lines,
+        effect_problems: effects.problems,
         resume_ms: resumeMs,
         error:
           chain.error ?? (identical || chain.output === null ? null : 'output differs from the reference'),
@@ -185,13 +215,14 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
       progress(
         `[${index + 1}/${plans.length}] killed at ${killed.join(' -> ') || '(no kill)'}; ` +
           `resumed in ${resumeMs.map((ms) => `${Math.round(ms)} ms`).join(', ') || '-'}; ${verdict}; ` +
-          `duplicates ${result.duplicate_side_effects}`,
+          `duplicate effects ${result.duplicate_side_effects}, redundant calls ${result.redundant_calls}` +
+          (effects.problems.length > 0 ? `; ${effects.problems.join('; ')}` : ''),
       );
     }
     const report = summarize(
       options.storeUrl,
       scenarios,
-      referencePoints.length,
+      { points: referencePoints.length, steps: steps.length },
       performance.now() - started,
     );
     const markdown = toMarkdown(report);
@@ -201,7 +232,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
       writeFileSync(`${options.reportPath.replace(/\.json$/, '')}.md`, markdown);
     }
     progress(
-      `done: ${report.kills} kills, recovered ${report.recovered}/${report.scenarios}, identical ${report.identical_output}/${report.scenarios}, duplicates ${report.duplicate_side_effects}`,
+      `done: ${report.kills} kills, recovered ${report.recovered}/${report.scenarios}, identical ${report.identical_output}/${report.scenarios}, duplicate effects ${report.duplicate_side_effects}, redundant calls ${report.redundant_calls}, goal ${report.goal_met ? 'met' : 'NOT met'}`,
     );
     return { report, markdown, scenarios };
   } finally {
