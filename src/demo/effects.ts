@@ -72,7 +72,8 @@ export function tallyEffects(lines: readonly EffectLine[]): EffectTally {
   let calls = 0;
   let effects = 0;
   for (const line of lines) {
-    const step = (steps[line.step] ??= { tool: line.tool, effects: 0, redundant_calls: 0, keys: [] });
+    const step = steps[line.step] ?? { tool: line.tool, effects: 0, redundant_calls: 0, keys: [] };
+    steps[line.step] = step;
     if (line.kind === 'call') {
       calls++;
       if (step.effects > 0) step.redundant_calls++;

@@ -6,7 +6,6 @@ import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAirlineService } from '../../src/demo/airline/server.js';
 import { createAirlineBookTool } from '../../src/demo/airline/tool.js';
-import { tallyEffectLog } from '../../src/demo/effects.js';
 import { readLedger } from '../../src/demo/ledger.js';
 import { httpRequest, keepAliveAgent } from '../../src/net/http-request.js';
 import { type ToolContext, ToolError } from '../../src/runtime/tool.js';
