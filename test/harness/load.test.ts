@@ -39,6 +39,11 @@ function expectIsolated(report: LoadReport): void {
   const phases = report.back_to_back === null ? 3 : 4;
   expect(report.bookings_expected).toBe(5 * phases);
   expect(report.bookings_completed).toBe(5 * phases);
+  // counted where they happen too, when the harness ran the airline: one booking per trip, no request after it
+  if (report.booking_effects !== null) {
+    expect(report.booking_effects).toMatchObject({ duplicate_effects: 0, redundant_calls: 0 });
+    expect(report.booking_effects.effects).toBeGreaterThanOrEqual(5 * phases);
+  }
   // each of 5 users probes 4 others: session, messages, context, task list, and each task and its events
   expect(report.probes).toBeGreaterThanOrEqual(5 * 4 * 6);
   // every turn carried a marker, kept in its writer's messages; users of every phase had their records probed

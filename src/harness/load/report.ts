@@ -30,6 +30,16 @@ export interface LoadReport {
   readonly error_samples: string[];
   readonly bookings_completed: number;
   readonly bookings_expected: number;
+  /**
+   * The airline's effect log, when the harness started the airline: booking requests, bookings made, and
+   * per trip (passenger, flight, cabin) bookings beyond the first and requests after it was made (0 and 0).
+   */
+  readonly booking_effects: {
+    readonly calls: number;
+    readonly effects: number;
+    readonly duplicate_effects: number;
+    readonly redundant_calls: number;
+  } | null;
   /** Another user's value (id, name, token, text marker) found in an answer, once per answer and value. */
   readonly leaks: number;
   readonly leak_samples: Leak[];
@@ -134,6 +144,9 @@ export function toMarkdown(report: LoadReport): string {
     `| p99 under load / p99 baseline <= 1.2 | ${report.p99_ratio} | ${mark(report.goals.p99_ratio_le_1_2)} |`,
     '',
     `Requests: ${report.requests}, errors: ${report.errors}, bookings completed: ${report.bookings_completed} of ${report.bookings_expected}.`,
+    report.booking_effects === null
+      ? "Airline effect log: not read (the airline is not the harness's)."
+      : `Airline effect log: ${report.booking_effects.calls} booking requests, ${report.booking_effects.effects} bookings made, ${report.booking_effects.duplicate_effects} duplicate bookings of a trip, ${report.booking_effects.redundant_calls} requests for a booking already made.`,
     '',
     ...leakCheckLines(report),
     '',

@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { AIRLINE_EFFECTS_FILE } from '../../demo/airline/ledger-book.js';
+import { readEffectLog, tallyEffects } from '../../demo/effects.js';
 import { makeFolder } from '../../process/folders.js';
 import { startAirlineChild } from './airline-child.js';
 import { leaksByKind, scanLeaks } from './leaks.js';
@@ -215,6 +217,23 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     const bookings = measured.filter((u) => u.booked).length;
     if (bookings < bookingsExpected)
       errorList.push(`${bookingsExpected - bookings} booking(s) did not complete`);
+    // Exactly once, counted where the bookings happen: the airline's effect log, not the users' answers.
+    const effectLog = airline === null ? null : readEffectLog(join(temp, 'airline', AIRLINE_EFFECTS_FILE));
+    if (airline !== null && effectLog === null && bookingsExpected > 0)
+      errorList.push("the airline's effect log is missing: its bookings cannot be counted");
+    const bookingEffects = airline === null ? null : tallyEffects(effectLog ?? []);
+    if (bookingEffects !== null) {
+      if (bookingEffects.duplicate_effects > 0)
+        errorList.push(`the airline booked ${bookingEffects.duplicate_effects} trip(s) more than once`);
+      if (bookingEffects.redundant_calls > 0)
+        errorList.push(
+          `${bookingEffects.redundant_calls} booking request(s) came after the booking was made`,
+        );
+      if (bookingEffects.effects !== bookings + all.filter((u) => u.phase === 'warmup' && u.booked).length)
+        errorList.push(
+          `the airline made ${bookingEffects.effects} bookings, the users saw ${bookings} (and warm-ups)`,
+        );
+    }
     // A marker the server did not keep could not have leaked: the check would be blind to it.
     if (readBack.stored < readBack.planted)
       errorList.push(
@@ -247,6 +266,15 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       error_samples: errorList.slice(0, SAMPLES),
       bookings_completed: bookings,
       bookings_expected: bookingsExpected,
+      booking_effects:
+        bookingEffects === null
+          ? null
+          : {
+              calls: bookingEffects.calls,
+              effects: bookingEffects.effects,
+              duplicate_effects: bookingEffects.duplicate_effects,
+              redundant_calls: bookingEffects.redundant_calls,
+            },
       leaks: leaks.length,
       leak_samples: leaks.slice(0, SAMPLES),
       leaks_by_kind: leaksByKind(leaks),
