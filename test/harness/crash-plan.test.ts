@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../src/core/ids.js';
+import { interruptedBeforeEffect } from '../../src/harness/crash/expected.js';
 import { planKills, plannedKills } from '../../src/harness/crash/plan.js';
 import {
   normalizeOutput,
@@ -65,6 +66,17 @@ describe('kill plans', () => {
     const doubles = plans.filter((p) => p.length === 2);
     expect(doubles.length).toBeGreaterThan(0);
     for (const [, second] of doubles) expect(second).toMatch(/^tool:/);
+  });
+});
+
+describe('expected attempts', () => {
+  it('a kill after a call was begun and before its effect costs that call one attempt more', () => {
+    expect(interruptedBeforeEffect('tool:deploy.build:before_effect', points)).toBe('deploy.build');
+    // the write before the call landed: its action is PENDING, the call not made
+    expect(interruptedBeforeEffect('commit:4:commitTurn:after', points)).toBe('deploy.write_files');
+    expect(interruptedBeforeEffect('commit:4:commitTurn:before', points)).toBeNull();
+    expect(interruptedBeforeEffect('tool:deploy.build:effect_done', points)).toBeNull();
+    expect(interruptedBeforeEffect('commit:5:commitTurn:after', points)).toBeNull();
   });
 });
 

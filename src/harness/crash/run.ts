@@ -186,7 +186,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
         steps,
         chain.keys,
       );
-      const expected = normalizeOutput(expectedOutput(reference.output, killed));
+      const expected = normalizeOutput(expectedOutput(reference.output, killed, referencePoints));
       const identical = chain.output !== null && normalizeOutput(chain.output) === expected;
       const result: ScenarioResult = {
         plan: [...plan],
