@@ -46,8 +46,6 @@ export interface LedgerToolOptions {
   readonly faults?: Fault[];
   /** 'none' = no lookup; 'ambiguous' = lookup cannot tell. Default 'ledger'. */
   readonly lookup?: 'ledger' | 'none' | 'ambiguous';
-  /** Counts every execute call, faulted or not. */
-  readonly calls?: { count: number };
 }
 
 export function ledgerTool(name: string, options: LedgerToolOptions): Tool {
@@ -58,7 +56,6 @@ export function ledgerTool(name: string, options: LedgerToolOptions): Tool {
     description: `${name} (writes a ledger line)`,
     params: JsonValueSchema,
     async execute(params, ctx) {
-      if (options.calls) options.calls.count++;
       const fault = options.faults?.shift() ?? 'ok';
       if (fault === 'retryable') throw new ToolError('retryable', 'busy', `${name}: downstream busy`);
       if (fault === 'rejected')
