@@ -1,3 +1,7 @@
+/**
+ * The library: stores (opened by URL with `openStore`; each driver loads only when its URL is opened), runtime,
+ * context, memory, models and the server factory. Harnesses, the demo services and CLI helpers are not here.
+ */
 export * from './agents/index.js';
 export * from './context/index.js';
 export * from './core/clock.js';
@@ -5,22 +9,6 @@ export * from './core/errors.js';
 export * from './core/ids.js';
 export * from './core/json.js';
 export * from './core/model.js';
-export * from './demo/index.js';
-export {
-  type CrashReport,
-  type CrashTestOptions,
-  type CrashTestResult,
-  runCrashTest,
-} from './harness/crash/index.js';
-export {
-  findLeaks,
-  type LoadReport,
-  type LoadTestOptions,
-  type LoadTestResult,
-  leaksIn,
-  registerLoadCommands,
-  runLoadTest,
-} from './harness/load/index.js';
 export {
   DEFAULT_LIMITS,
   type HttpConfig,
@@ -54,14 +42,11 @@ export * from './models/index.js';
 export { instrumentStore } from './observability/instrumented-store.js';
 export { type AgentStateMetrics, createMetrics, type MetricsOptions } from './observability/metrics.js';
 export * from './runtime/index.js';
+export { DEFAULT_POSTGRES_SCHEMA, openPostgresStore, openSqliteStore } from './store/drivers.js';
 export { createMemoryStore, MemoryStore } from './store/memory/index.js';
 export { DEFAULT_STORE_URL, type OpenStoreOptions, openStore } from './store/open.js';
-export {
-  DEFAULT_POSTGRES_SCHEMA,
-  openPostgresStore,
-  type PostgresStoreOptions,
-} from './store/postgres/index.js';
+export type { PostgresStoreOptions } from './store/postgres/index.js';
 export type { RedisStoreOptions } from './store/redis/index.js';
-export { openSqliteStore, type SqliteStoreOptions, type SqliteSynchronous } from './store/sqlite/index.js';
+export type { SqliteStoreOptions, SqliteSynchronous } from './store/sqlite/index.js';
 export type { AfterDurableCommit, TieredStoreOptions, TieredUrl } from './store/tiered/index.js';
 export * from './store/types.js';

@@ -30,6 +30,7 @@ import { migrate } from '../sql/migrate.js';
 import { SqlStore } from '../sql/store.js';
 import { Checks } from '../sql/validate.js';
 import type { StateStore, StoreOptions } from '../types.js';
+import { DEFAULT_POSTGRES_SCHEMA } from './defaults.js';
 import { postgresDriver } from './driver.js';
 
 export interface PostgresStoreOptions extends StoreOptions {
@@ -52,7 +53,8 @@ export interface PostgresStoreOptions extends StoreOptions {
 /** How long an idle connection of the store's own pool stays open (see `idleTimeoutMs`). */
 export const DEFAULT_POSTGRES_IDLE_TIMEOUT_MS = 300_000;
 
-export const DEFAULT_POSTGRES_SCHEMA = 'agentstate';
+export { DEFAULT_POSTGRES_SCHEMA };
+
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** Splits `?schema=` and `?max=` off a connection URL. */
