@@ -5,7 +5,7 @@ import { isAgentStateError } from '../../src/core/errors.js';
 import { isId } from '../../src/core/ids.js';
 import { createMemoryStore, MAX_SWEEP_LIMIT, MemoryStore } from '../../src/store/memory/index.js';
 import { openStore } from '../../src/store/open.js';
-import { describeStoreConformance } from '../conformance/index.js';
+import { describeStoreConformance } from '../../src/testing/index.js';
 
 describeStoreConformance('memory', {
   open: async (clock) => createMemoryStore({ clock }),

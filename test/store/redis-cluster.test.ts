@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { openRedisStore } from '../../src/store/redis/index.js';
-import { describeStoreConformance } from '../conformance/index.js';
+import { describeStoreConformance } from '../../src/testing/index.js';
 import { randomPrefix } from './redis-env.js';
 
 const run = promisify(execFile);

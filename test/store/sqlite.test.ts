@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import { describeStoreConformance } from '../conformance/index.js';
+import { describeStoreConformance } from '../../src/testing/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-sqlite-'));
 const file = join(dir, 'nested', 'conformance.db');

@@ -3,7 +3,7 @@
  * random schema, both removed afterwards. The url lets the multi-process tests' children open the same data.
  */
 import { openTieredStore } from '../../src/store/tiered/index.js';
-import { describeStoreConformance } from '../conformance/index.js';
+import { describeStoreConformance } from '../../src/testing/index.js';
 import { tieredEnv } from './tiered-env.js';
 
 const env = tieredEnv();

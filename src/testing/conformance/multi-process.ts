@@ -10,7 +10,9 @@ import type { Ctx } from './context.js';
 import { task, uniqueKey } from './fixtures.js';
 import type { StoreHarness } from './harness.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** From the TypeScript source (this repository's tests) children run under tsx; built, as plain JavaScript. */
+const FROM_SOURCE = import.meta.url.endsWith('.ts');
 
 interface Child {
   readonly process: ChildProcess;
@@ -18,16 +20,16 @@ interface Child {
   readonly result: Promise<unknown>;
 }
 
-/** Spawns `node --import tsx <script> ...args`; `ready` resolves on its first line, `result` is its last. */
+/**
+ * Spawns `node --import tsx <script> ...args` (from the source; `node <script>.js ...args` when built);
+ * `ready` resolves on its first line, `result` is its last.
+ */
 function child(script: string, argv: string[]): Child {
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL(script, import.meta.url)), ...argv],
-    {
-      cwd: ROOT,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
+  const file = fileURLToPath(new URL(FROM_SOURCE ? script : script.replace(/\.ts$/, '.js'), import.meta.url));
+  const proc = spawn(process.execPath, [...(FROM_SOURCE ? ['--import', 'tsx'] : []), file, ...argv], {
+    cwd: FROM_SOURCE ? ROOT : process.cwd(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let markReady: () => void = () => {};

@@ -5,7 +5,7 @@
  * attempts start at 1; completed_at is set on SUCCESS or FAILED.
  */
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../src/core/ids.js';
+import { isId, newId } from '../../core/ids.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
 import { action, ids, session, task, uniqueKey } from './fixtures.js';

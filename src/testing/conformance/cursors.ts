@@ -5,8 +5,8 @@
  * cursor is refused the same way. A cursor keeps working in another store opened on the same data.
  */
 import { describe, expect, it } from 'vitest';
-import { openStore } from '../../src/store/open.js';
-import type { Page, PageQuery, ReadScope, Scope, StateStore } from '../../src/store/types.js';
+import { openStore } from '../../store/open.js';
+import type { Page, PageQuery, ReadScope, Scope, StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectInvalid } from './expect.js';
 import { action, ids, session, task } from './fixtures.js';

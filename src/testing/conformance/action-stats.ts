@@ -7,7 +7,7 @@
  * differences; the retention case writes its task 40 years in the past, before anything other tests write.
  */
 import { describe, expect, it } from 'vitest';
-import type { ActionStats } from '../../src/store/types.js';
+import type { ActionStats } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectError } from './expect.js';
 import { action, task } from './fixtures.js';

@@ -4,7 +4,7 @@
  * SESSION_TRANSITIONS; ended sessions stay ended; list is newest first (reverse creation order).
  */
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../src/core/ids.js';
+import { isId, newId } from '../../core/ids.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid, ms } from './expect.js';
 import { collect, ids, session } from './fixtures.js';

@@ -6,7 +6,7 @@
  * An empty user_id is refused, never read as "the whole tenant".
  */
 import { describe, expect, it } from 'vitest';
-import type { ReadScope, Scope, StateStore } from '../../src/store/types.js';
+import type { ReadScope, Scope, StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
 import { action, session, task, uniqueKey } from './fixtures.js';

@@ -6,7 +6,7 @@
  * are compared as differences.
  */
 import { describe, expect, it } from 'vitest';
-import { SESSION_STATUSES, type SessionStatus } from '../../src/core/model.js';
+import { SESSION_STATUSES, type SessionStatus } from '../../core/model.js';
 import type { Ctx } from './context.js';
 import { expectError } from './expect.js';
 import { session } from './fixtures.js';

@@ -3,7 +3,7 @@
  * checkpoint history 20; MAX_PAGE_LIMIT (500) is accepted.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/store/types.js';
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { collect, session, task, uniqueKey } from './fixtures.js';
 

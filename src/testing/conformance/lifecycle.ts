@@ -4,8 +4,8 @@
  * `closed` and a message starting with the adapter's name.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../../src/core/ids.js';
-import type { StateStore } from '../../src/store/types.js';
+import { newId } from '../../core/ids.js';
+import type { StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectError } from './expect.js';
 

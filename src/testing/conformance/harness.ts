@@ -1,5 +1,5 @@
-import type { Clock } from '../../src/core/clock.js';
-import type { StateStore } from '../../src/store/types.js';
+import type { Clock } from '../../core/clock.js';
+import type { StateStore } from '../../store/types.js';
 
 /**
  * How the conformance suite reaches one adapter.

@@ -5,8 +5,8 @@
  * writes the kept ones were built upon. Every kept checkpoint must read back exactly as written.
  */
 import { describe, expect, it } from 'vitest';
-import type { JsonObject, JsonValue } from '../../src/core/json.js';
-import type { Checkpoint } from '../../src/core/model.js';
+import type { JsonObject, JsonValue } from '../../core/json.js';
+import type { Checkpoint } from '../../core/model.js';
 import type { Ctx } from './context.js';
 import { uniqueKey } from './fixtures.js';
 

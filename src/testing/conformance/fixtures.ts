@@ -1,7 +1,7 @@
 /** Small builders the concern files share. Everything goes through the public StateStore API. */
 import { randomUUID } from 'node:crypto';
-import type { Action, Session, Task } from '../../src/core/model.js';
-import type { Page, PageQuery, Scope, StateStore } from '../../src/store/types.js';
+import type { Action, Session, Task } from '../../core/model.js';
+import type { Page, PageQuery, Scope, StateStore } from '../../store/types.js';
 
 export function session(store: StateStore, scope: Scope, ttl_seconds = 600): Promise<Session> {
   return store.createSession(scope, { agent: 'test', ttl_seconds, context: { lang: 'en' } });

@@ -5,9 +5,9 @@
  * `before` of the next page; prune keeps the newest N and those still read back intact.
  */
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../src/core/ids.js';
-import type { JsonObject } from '../../src/core/json.js';
-import type { Checkpoint } from '../../src/core/model.js';
+import { isId, newId } from '../../core/ids.js';
+import type { JsonObject } from '../../core/json.js';
+import type { Checkpoint } from '../../core/model.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
 import { ids, uniqueKey } from './fixtures.js';

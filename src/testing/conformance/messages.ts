@@ -4,10 +4,10 @@
  * missing or expired session is `not_found`; reading messages of a missing session gives [].
  */
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../src/core/ids.js';
-import { OPEN_TASK_STATES } from '../../src/core/model.js';
-import { runIdFor } from '../../src/core/run-id.js';
-import type { NewMessage, ReadScope } from '../../src/store/types.js';
+import { isId, newId } from '../../core/ids.js';
+import { OPEN_TASK_STATES } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
+import type { NewMessage, ReadScope } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid, ms } from './expect.js';
 import { session } from './fixtures.js';

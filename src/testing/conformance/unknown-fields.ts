@@ -4,7 +4,7 @@
  * stored; never silently left out.
  */
 import { describe, expect, it } from 'vitest';
-import type { StateStore } from '../../src/store/types.js';
+import type { StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectInvalid } from './expect.js';
 import { action, session, task, uniqueKey } from './fixtures.js';

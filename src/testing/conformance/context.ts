@@ -4,8 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
-import type { ReadScope, Scope, StateStore } from '../../src/store/types.js';
+import { ManualClock } from '../../core/clock.js';
+import type { ReadScope, Scope, StateStore } from '../../store/types.js';
 import type { StoreHarness } from './harness.js';
 
 export interface Ctx {

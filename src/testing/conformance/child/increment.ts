@@ -1,11 +1,11 @@
 /**
- * node --import tsx test/conformance/child/increment.ts <url> <tenant> <user> <taskId> <n>
+ * node --import tsx src/testing/conformance/child/increment.ts <url> <tenant> <user> <taskId> <n>
  *
  * Does n read-modify-write increments of task.data.counter, each naming the version it read and retrying on
  * version_conflict. Prints {"done": n, "conflicts": c}.
  */
-import { isAgentStateError } from '../../../src/core/errors.js';
-import { openStore } from '../../../src/store/open.js';
+import { isAgentStateError } from '../../../core/errors.js';
+import { openStore } from '../../../store/open.js';
 import { args, readyThenWait, report } from './common.js';
 
 const [url, tenant_id, user_id, taskId, count] = args(

@@ -1,9 +1,9 @@
 /**
- * node --import tsx test/conformance/child/begin-actions.ts <url> <tenant> <user> <taskId> <keyPrefix> <n>
+ * node --import tsx src/testing/conformance/child/begin-actions.ts <url> <tenant> <user> <taskId> <keyPrefix> <n>
  *
  * Begins actions with keys <keyPrefix>-0 .. <keyPrefix>-(n-1) and prints {"ids": [...], "created": c}.
  */
-import { openStore } from '../../../src/store/open.js';
+import { openStore } from '../../../store/open.js';
 import { args, readyThenWait, report } from './common.js';
 
 const [url, tenant_id, user_id, task_id, prefix, count] = args(

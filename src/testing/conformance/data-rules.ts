@@ -5,7 +5,7 @@
  * `task.slots.bad[1]`), and nothing of the call is stored.
  */
 import { describe, expect, it } from 'vitest';
-import type { StateStore } from '../../src/store/types.js';
+import type { StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectInvalid } from './expect.js';
 import { action, session, task, uniqueKey } from './fixtures.js';

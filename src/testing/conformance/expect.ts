@@ -1,7 +1,7 @@
 /** Assertions shared by the concern files. */
 import { expect } from 'vitest';
-import { type AgentStateError, type ErrorCode, isAgentStateError } from '../../src/core/errors.js';
-import type { StateStore } from '../../src/store/types.js';
+import { type AgentStateError, type ErrorCode, isAgentStateError } from '../../core/errors.js';
+import type { StateStore } from '../../store/types.js';
 
 /**
  * Awaits `work` and asserts it failed with an AgentStateError of `code` whose message starts with the

@@ -4,7 +4,7 @@
  * gap-free; concurrent read-modify-write loops with retry lose no update.
  */
 import { describe, expect, it } from 'vitest';
-import { isAgentStateError } from '../../src/core/errors.js';
+import { isAgentStateError } from '../../core/errors.js';
 import type { Ctx } from './context.js';
 import { session, task } from './fixtures.js';
 

@@ -4,7 +4,7 @@
  * the caller's input.
  */
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '../../src/core/json.js';
+import type { JsonObject } from '../../core/json.js';
 import type { Ctx } from './context.js';
 import { session, task, uniqueKey } from './fixtures.js';
 

@@ -5,8 +5,8 @@
  * 'created'); closed_at is set on entering DONE or CANCELLED; updating a missing task is `not_found`.
  */
 import { describe, expect, it } from 'vitest';
-import { isId, newId } from '../../src/core/ids.js';
-import { OPEN_TASK_STATES, TASK_STATES, TASK_TRANSITIONS, type TaskState } from '../../src/core/model.js';
+import { isId, newId } from '../../core/ids.js';
+import { OPEN_TASK_STATES, TASK_STATES, TASK_TRANSITIONS, type TaskState } from '../../core/model.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
 import { collect, ids, session, task } from './fixtures.js';
