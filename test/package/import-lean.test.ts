@@ -3,6 +3,7 @@
  * plain node process. A module hook records every module the process resolves; the main export must load no
  * database driver the user did not ask for, and none of the harnesses, the demo services or the CLI. Opening
  * a `sqlite:` URL must then load better-sqlite3, which shows the hook sees a driver when one is loaded.
+ * The conformance suite, `agentstate/testing`, is tested as a user imports it in testing-export.test.ts.
  */
 import { execFile } from 'node:child_process';
 import {
@@ -107,12 +108,14 @@ afterAll(() => {
 });
 
 describe("import 'agentstate'", () => {
-  it('loads no database driver, harness, demo service or CLI module, and opens memory:', async () => {
+  it('loads no database driver, harness, demo service, CLI or testing module, and opens memory:', async () => {
     const loaded = await importAndOpen('openStore', 'memory:', 'memory');
     expect(loaded.specifiers).toContain('agentstate');
     expect(loaded.urls).toContain(new URL(`file://${BUILT_INDEX}`).href);
     expect(driversIn(loaded)).toEqual([]);
-    expect(loaded.urls.filter((url) => /\/dist\/src\/(harness|demo|cli)\//.test(url))).toEqual([]);
+    expect(loaded.urls.filter((url) => /\/dist\/src\/(harness|demo|cli|testing)\//.test(url))).toEqual([]);
+    // The conformance suite is `agentstate/testing`: the main export loads neither it nor vitest.
+    expect(loaded.urls.filter((url) => url.includes('/node_modules/vitest/'))).toEqual([]);
     expect(loaded.exports).toEqual(
       expect.arrayContaining(['openStore', 'createMemoryStore', 'createServer', 'createAgentRuntime']),
     );
