@@ -26,9 +26,9 @@
  */
 import pg from 'pg';
 import { storeUnavailable } from '../../core/errors.js';
+import { Checks } from '../core/checks.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlStore } from '../sql/store.js';
-import { Checks } from '../sql/validate.js';
 import type { StateStore, StoreOptions } from '../types.js';
 import { DEFAULT_POSTGRES_SCHEMA } from './defaults.js';
 import { postgresDriver } from './driver.js';

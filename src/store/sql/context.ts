@@ -1,11 +1,11 @@
 /** What every shared SQL function receives: the adapter's name and checks, its clock, randomness, defaults. */
 import { type Clock, isoAt, type RandomSource } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
+import type { Checks } from '../core/checks.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import type { SqlParam } from './executor.js';
 import type { CursorKey } from './paging.js';
-import type { Checks } from './validate.js';
 
 export interface SqlContext {
   readonly adapter: string;

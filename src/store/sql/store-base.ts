@@ -6,6 +6,7 @@
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
+import { Checks } from '../core/checks.js';
 import { checkRetention } from '../shared/retention.js';
 import * as t from '../types.js';
 import { LastCheckpoints, type SqlContext } from './context.js';
@@ -15,7 +16,6 @@ import { CursorKey } from './paging.js';
 import { countSessions, type DetailedSweep, sweepRetentionRows } from './retention.js';
 import * as s from './sessions.js';
 import { DeletedTally, inBatches, Pacer } from './sweep-batches.js';
-import { Checks } from './validate.js';
 
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;

@@ -11,9 +11,9 @@
  *   by default. Default 1000.
  */
 import { storeUnavailable } from '../../core/errors.js';
+import { Checks } from '../core/checks.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlStore } from '../sql/store.js';
-import { Checks } from '../sql/validate.js';
 import type { StateStore, StoreOptions } from '../types.js';
 import { openSqliteDriver, type SqliteSynchronous } from './driver.js';
 

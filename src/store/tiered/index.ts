@@ -17,6 +17,7 @@
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
+import { Checks } from '../core/checks.js';
 import { openPostgresStore } from '../postgres/index.js';
 import { type ConnectOptions, connectClient, createClient } from '../redis/client.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
@@ -24,7 +25,6 @@ import type { Ctx as RedisCtx } from '../redis/plan.js';
 import { RedisStore } from '../redis/store.js';
 import { LastCheckpoints } from '../sql/context.js';
 import { CursorKey } from '../sql/paging.js';
-import { Checks } from '../sql/validate.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
 import { ADAPTER, rebrand } from './errors.js';
 import { DEFAULT_HOT_TTL_SECONDS, HotTasks } from './hot.js';

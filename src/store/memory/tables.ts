@@ -1,31 +1,24 @@
 /**
- * The tables of the memory store and the undo log that makes every call atomic.
+ * The tables of the memory driver and the undo log that makes every transaction atomic.
  *
  * Stored records are never mutated in place: a write puts a new object, and the transaction remembers the
- * previous one. A failing call (or a failing part of a turn) rolls back every write it made, in reverse.
- * All work of one call is synchronous, so no other call ever sees a half-done state.
+ * previous one. A failing transaction rolls back every write it made, in reverse. Transactions run one at
+ * a time, so no other call ever sees a half-done state.
  */
-import type { Clock, RandomSource } from '../../core/clock.js';
 import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
+import type { LeaseRow, RequestKeyRow } from '../core/driver.js';
 import { newCursorKey } from '../shared/sealed-cursor.js';
-import type { StoredResponse } from '../types.js';
+
+/** A checkpoint as kept: its channels as JSON text. */
+export interface StoredCheckpoint {
+  readonly rec: Omit<Checkpoint, 'channels'>;
+  readonly channels: string;
+}
 
 /** A stored record with its insertion order, used for newest-first listing and stable cursors. */
 export interface Row<T> {
   readonly seq: number;
   readonly rec: T;
-}
-
-export interface LeaseRow {
-  readonly owner: string;
-  readonly expires_ms: number;
-}
-
-export interface RequestKeyRow {
-  readonly request_hash: string;
-  readonly ttl_seconds: number;
-  readonly expires_ms: number;
-  readonly response: StoredResponse | null;
 }
 
 export interface Tables {
@@ -42,7 +35,10 @@ export interface Tables {
   readonly actions: Map<string, Row<Action>>;
   /** Action id by tenant, user and idempotency key. */
   readonly actionKeys: Map<string, string>;
-  readonly checkpoints: Map<string, Row<Checkpoint>>;
+  /** Checkpoints with their channels as one JSON text (parsed afresh for every read). */
+  readonly checkpoints: Map<string, Row<StoredCheckpoint>>;
+  /** Checkpoint rows by tenant, user and run, in write order; rows removed from `checkpoints` are skipped. */
+  readonly runs: Map<string, Row<StoredCheckpoint>[]>;
   /** Memory items by tenant, user, namespace and key. */
   readonly memory: Map<string, MemoryItem>;
   readonly leases: Map<string, LeaseRow>;
@@ -62,6 +58,7 @@ export function createTables(): Tables {
     actions: new Map(),
     actionKeys: new Map(),
     checkpoints: new Map(),
+    runs: new Map(),
     memory: new Map(),
     leases: new Map(),
     requestKeys: new Map(),
@@ -113,26 +110,4 @@ export class Tx {
     for (let i = this.undo.length - 1; i >= 0; i--) this.undo[i]?.();
     this.undo.length = 0;
   }
-}
-
-/** What every operation needs: the tables, the open transaction, the time of the call, and id randomness. */
-export interface Ctx {
-  readonly t: Tables;
-  readonly tx: Tx;
-  readonly now: number;
-  readonly random: RandomSource;
-  readonly defaultTtlSeconds: number;
-  /** The next insertion number. */
-  nextSeq(): number;
-}
-
-export interface Env {
-  readonly clock: Clock;
-  readonly random: RandomSource;
-  readonly defaultTtlSeconds: number;
-}
-
-/** A deep copy for the caller: nothing handed out shares memory with what is stored. */
-export function copy<T>(value: T): T {
-  return structuredClone(value);
 }

@@ -1,7 +1,6 @@
 /**
- * Input checks shared by the SQL adapters, worded as the memory store words them. Every failure is
- * `invalid_request` with a message starting `[adapter]` that names the offending field; nothing is written
- * before all checks of a call have passed.
+ * The input checks of every store, written once. Every failure is `invalid_request` with a message starting
+ * `[adapter]` that names the offending field; nothing is written before all checks of a call have passed.
  */
 
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
@@ -29,6 +28,14 @@ export class Checks {
     if (!nonEmpty(scope.user_id)) this.fail('scope.user_id must be a non-empty string');
     this.text(scope.tenant_id, 'scope.tenant_id');
     this.text(scope.user_id, 'scope.user_id');
+  }
+
+  /** True when a record of (tenant, user) is inside the scope. */
+  static inScope(scope: ReadScope, record: { tenant_id: string; user_id: string }): boolean {
+    return (
+      record.tenant_id === scope.tenant_id &&
+      (scope.user_id === undefined || scope.user_id === record.user_id)
+    );
   }
 
   /** A read scope: the tenant is required; `user_id`, when present, must be a non-empty string. */

@@ -1,0 +1,505 @@
+/**
+ * The store core: the one StateStore implementation. Every call is checked here first (nothing reaches the
+ * driver when a check fails), then runs in one driver transaction or read; the rules live in the domain
+ * modules beside this one, and the driver only stores rows.
+ */
+import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
+import type { IdKind } from '../../core/ids.js';
+import {
+  type Action,
+  type Checkpoint,
+  type MemoryItem,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type SessionStatus,
+  type Task,
+  type TaskEvent,
+} from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
+import { SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
+import { checkNextRunOption } from '../shared/next-run.js';
+import { checkRetention } from '../shared/retention.js';
+import * as t from '../types.js';
+import * as actions from './actions.js';
+import * as checkpoints from './checkpoints.js';
+import { Checks } from './checks.js';
+import type { CoreEnv, Op, WriteOp } from './context.js';
+import * as coordination from './coordination.js';
+import type { DriverReads, DriverTx, StoreDriver } from './driver.js';
+import * as memory from './memory.js';
+import * as messages from './messages.js';
+import * as sessions from './sessions.js';
+import * as tasks from './tasks.js';
+import { checkBatch, commitTurn } from './turn.js';
+
+/** Largest number of sessions one sweep may remove. */
+export const MAX_SWEEP_LIMIT = 100_000;
+
+type Settings = Omit<CoreEnv, 'cursorKey'>;
+
+export class CoreStore implements t.StateStore {
+  readonly adapter: string;
+  readonly capabilities: t.StoreCapabilities;
+  private readonly settings: Settings;
+  private readonly v: Checks;
+  private env: CoreEnv | null = null;
+  private closed = false;
+
+  constructor(
+    protected readonly driver: StoreDriver,
+    options: t.StoreOptions = {},
+  ) {
+    this.adapter = driver.name;
+    this.capabilities = driver.capabilities;
+    this.v = new Checks(driver.name);
+    this.settings = {
+      adapter: driver.name,
+      v: this.v,
+      clock: options.clock ?? systemClock,
+      random: options.random ?? cryptoRandom,
+      defaultTtlSeconds:
+        options.defaultSessionTtlSeconds === undefined
+          ? t.DEFAULT_SESSION_TTL_SECONDS
+          : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
+    };
+  }
+
+  private async environment(): Promise<CoreEnv> {
+    if (this.env === null) this.env = { ...this.settings, cursorKey: await this.driver.cursorKey() };
+    return this.env;
+  }
+
+  /** A driver failure that is not the contract's own becomes `store_unavailable` (or `closed`). */
+  private failure(error: unknown): never {
+    if (error instanceof AgentStateError) throw error;
+    if (this.closed) throw closedError(this.adapter);
+    throw storeUnavailable(this.adapter, error);
+  }
+
+  /** Checks (synchronously, before anything is sent), then `work` in one transaction. */
+  private async write<C, T>(check: () => C, work: (op: WriteOp, checked: C) => Promise<T>): Promise<T> {
+    if (this.closed) throw closedError(this.adapter);
+    const checked = check();
+    try {
+      const env = await this.environment();
+      return await this.driver.transaction((tx: DriverTx) =>
+        work({ env, tx, now: env.clock.now() }, checked),
+      );
+    } catch (error) {
+      return this.failure(error);
+    }
+  }
+
+  private async read<C, T>(check: () => C, work: (op: Op, checked: C) => Promise<T>): Promise<T> {
+    if (this.closed) throw closedError(this.adapter);
+    const checked = check();
+    try {
+      const env = await this.environment();
+      return await this.driver.read((tx: DriverReads) => work({ env, tx, now: env.clock.now() }, checked));
+    } catch (error) {
+      return this.failure(error);
+    }
+  }
+
+  /** The scope checked, and an id of the kind when given. */
+  private scoped(scope: t.ReadScope, id?: [unknown, IdKind, string]): void {
+    this.v.readScope(scope);
+    if (id !== undefined) this.v.id(...id);
+  }
+
+  // sessions
+  createSession(scope: t.Scope, input: t.NewSession): Promise<Session> {
+    return this.write(
+      () => this.v.scope(scope),
+      (op) => sessions.createSession(op, scope, input),
+    );
+  }
+  getSession(scope: t.ReadScope, id: string): Promise<Session | null> {
+    return this.read(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      (op) => sessions.liveSession(op, scope, id),
+    );
+  }
+  getSessionHead(
+    scope: t.ReadScope,
+    id: string,
+    options: t.SessionHeadOptions = {},
+  ): Promise<t.SessionHead | null> {
+    const check = () => {
+      this.scoped(scope, [id, 'session', 'session id']);
+      this.v.record(options, 'options', SESSION_HEAD_FIELDS);
+      let open: number | null = null;
+      if (options.open_tasks !== undefined) {
+        open = this.v.positiveInt(options.open_tasks, 'options.open_tasks');
+        if (open > t.MAX_PAGE_LIMIT) this.v.fail(`options.open_tasks must be at most ${t.MAX_PAGE_LIMIT}`);
+      }
+      return { open, nextRun: checkNextRunOption(options.next_run, `[${this.adapter}] `) };
+    };
+    return this.read(check, async (op, asked) => {
+      const session = await sessions.liveSession(op, scope, id);
+      if (session === null) return null;
+      const last = (await op.tx.lastMessages(session, 1))[0] ?? null;
+      let head: t.SessionHead = { session, last_message: last };
+      if (asked.open !== null) {
+        const open = await op.tx.listTasks(
+          scope,
+          { states: OPEN_TASK_STATES },
+          { after: null, limit: asked.open },
+        );
+        head = { ...head, open_tasks: open.map((row) => row.rec) };
+      }
+      if (asked.nextRun) {
+        const runId = runIdFor(id, last?.seq ?? 0);
+        const label = (await op.tx.latestCheckpoint(scope, runId))?.label ?? null;
+        head = { ...head, next_run: { id: runId, checkpoint_label: label } };
+      }
+      return head;
+    });
+  }
+  listSessions(scope: t.ReadScope, query: t.SessionQuery = {}): Promise<t.Page<Session>> {
+    return this.read(
+      () => this.scoped(scope),
+      (op) => sessions.listSessions(op, scope, query),
+    );
+  }
+  updateSession(scope: t.ReadScope, id: string, expected: number, patch: t.SessionPatch): Promise<Session> {
+    const check = () => {
+      this.scoped(scope, [id, 'session', 'session id']);
+      this.v.positiveInt(expected, 'expected_version');
+      return sessions.checkSessionPatch(this.settingsEnv(), patch, 'patch');
+    };
+    return this.write(check, (op, checked) => sessions.applySessionPatch(op, scope, id, expected, checked));
+  }
+  touchSession(scope: t.ReadScope, id: string): Promise<Session | null> {
+    return this.write(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      (op) => sessions.touchSession(op, scope, id),
+    );
+  }
+  endSession(scope: t.ReadScope, id: string): Promise<Session | null> {
+    return this.write(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      (op) => sessions.endSession(op, scope, id),
+    );
+  }
+  deleteSession(scope: t.ReadScope, id: string): Promise<boolean> {
+    return this.write(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      (op) => sessions.deleteSession(op, scope, id),
+    );
+  }
+
+  /** The environment for checks that run before the cursor key is known (they never seal a cursor). */
+  private settingsEnv(): CoreEnv {
+    return this.env ?? { ...this.settings, cursorKey: Buffer.alloc(0) };
+  }
+
+  // messages
+  appendMessages(scope: t.ReadScope, session_id: string, list: readonly t.NewMessage[]): Promise<Message[]> {
+    const check = () => {
+      this.scoped(scope, [session_id, 'session', 'session id']);
+      return messages.checkMessages(this.settingsEnv(), list, 'messages');
+    };
+    return this.write(
+      check,
+      async (op, checked) => (await messages.appendChecked(op, scope, session_id, checked)).messages,
+    );
+  }
+  listMessages(scope: t.ReadScope, session_id: string, query: t.MessageQuery = {}): Promise<Message[]> {
+    const check = () => {
+      this.scoped(scope, [session_id, 'session', 'session id']);
+      return messages.checkMessageQuery(this.settingsEnv(), query);
+    };
+    return this.read(check, (op, checked) => messages.listMessages(op, scope, session_id, checked));
+  }
+  lastMessages(scope: t.ReadScope, session_id: string, n: number): Promise<Message[]> {
+    const check = () => {
+      this.scoped(scope, [session_id, 'session', 'session id']);
+      return this.v.limit(n, 'n', 1, messages.MAX_MESSAGE_LIMIT);
+    };
+    return this.read(check, (op, count) => messages.lastMessages(op, scope, session_id, count));
+  }
+
+  // tasks
+  createTask(scope: t.Scope, input: t.NewTask): Promise<Task> {
+    const check = () => {
+      this.v.scope(scope);
+      return tasks.checkNewTask(this.settingsEnv(), input, 'task');
+    };
+    return this.write(check, (op, checked) => tasks.insertTask(op, scope, checked));
+  }
+  getTask(scope: t.ReadScope, id: string): Promise<Task | null> {
+    return this.read(
+      () => this.scoped(scope, [id, 'task', 'task id']),
+      (op) => op.tx.getTask(scope, id),
+    );
+  }
+  listTasks(scope: t.ReadScope, query: t.TaskQuery = {}): Promise<t.Page<Task>> {
+    const check = () => {
+      this.scoped(scope);
+      return tasks.checkTaskQuery(this.settingsEnv(), query);
+    };
+    return this.read(check, (op, filter) => tasks.listTasks(op, scope, filter, query));
+  }
+  updateTask(scope: t.ReadScope, id: string, expected: number, patch: t.TaskPatch): Promise<Task> {
+    const check = () => {
+      this.scoped(scope, [id, 'task', 'task id']);
+      this.v.positiveInt(expected, 'expected_version');
+      return tasks.checkTaskPatch(this.settingsEnv(), patch, 'patch');
+    };
+    return this.write(check, (op, checked) => tasks.applyTaskPatch(op, scope, id, expected, checked));
+  }
+  listTaskEvents(scope: t.ReadScope, task_id: string): Promise<TaskEvent[]> {
+    return this.read(
+      () => this.scoped(scope, [task_id, 'task', 'task id']),
+      (op) => tasks.listTaskEvents(op, scope, task_id),
+    );
+  }
+
+  // actions
+  beginAction(scope: t.Scope, input: t.NewAction): Promise<{ action: Action; created: boolean }> {
+    const check = () => {
+      this.v.scope(scope);
+      return actions.checkNewAction(this.settingsEnv(), input, 'action');
+    };
+    return this.write(check, (op, checked) => actions.begin(op, scope, checked));
+  }
+  getAction(scope: t.ReadScope, id: string): Promise<Action | null> {
+    return this.read(
+      () => this.scoped(scope, [id, 'action', 'action id']),
+      (op) => op.tx.getAction(scope, id),
+    );
+  }
+  getActionByKey(scope: t.Scope, idempotency_key: string): Promise<Action | null> {
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(idempotency_key, 'idempotency_key');
+    };
+    return this.read(check, (op) => op.tx.getActionByKey(scope, idempotency_key));
+  }
+  completeAction(scope: t.ReadScope, id: string, completion: t.ActionCompletion): Promise<Action> {
+    const check = () => {
+      this.scoped(scope, [id, 'action', 'action id']);
+      return actions.checkCompletion(this.settingsEnv(), completion, 'completion');
+    };
+    return this.write(check, (op, done) => actions.complete(op, scope, id, done));
+  }
+  markActionUnknown(scope: t.ReadScope, id: string, note: string): Promise<Action> {
+    const check = () => {
+      this.scoped(scope, [id, 'action', 'action id']);
+      return this.v.name(note, 'note');
+    };
+    return this.write(check, (op, why) =>
+      actions.transition(op, scope, id, 'UNKNOWN', ['PENDING'], { note: why }),
+    );
+  }
+  resolveAction(scope: t.ReadScope, id: string, resolution: t.ActionResolution): Promise<Action> {
+    const check = () => {
+      this.scoped(scope, [id, 'action', 'action id']);
+      return actions.checkResolution(this.settingsEnv(), resolution);
+    };
+    return this.write(check, (op, done) =>
+      actions.transition(op, scope, id, done.status, ['PENDING', 'UNKNOWN'], {
+        result: done.result,
+        error: done.error,
+        note: done.note,
+      }),
+    );
+  }
+  recordAttempt(scope: t.ReadScope, id: string): Promise<Action> {
+    return this.write(
+      () => this.scoped(scope, [id, 'action', 'action id']),
+      (op) => actions.recordAttempt(op, scope, id),
+    );
+  }
+  listActions(scope: t.ReadScope, query: t.ActionQuery = {}): Promise<t.Page<Action>> {
+    const check = () => {
+      this.scoped(scope);
+      return actions.checkActionQuery(this.settingsEnv(), query);
+    };
+    return this.read(check, (op, filter) => actions.listActions(op, scope, filter, query));
+  }
+
+  // checkpoints
+  putCheckpoint(scope: t.Scope, input: t.NewCheckpoint): Promise<Checkpoint> {
+    const check = () => {
+      this.v.scope(scope);
+      return checkpoints.checkNewCheckpoint(this.settingsEnv(), input, 'checkpoint');
+    };
+    return this.write(check, (op, checked) => checkpoints.insertCheckpoint(op, scope, checked));
+  }
+  getCheckpoint(scope: t.ReadScope, id: string): Promise<Checkpoint | null> {
+    return this.read(
+      () => this.scoped(scope, [id, 'checkpoint', 'checkpoint id']),
+      (op) => op.tx.getCheckpoint(scope, id),
+    );
+  }
+  latestCheckpoint(scope: t.ReadScope, run_id: string): Promise<Checkpoint | null> {
+    const check = () => {
+      this.scoped(scope);
+      this.v.name(run_id, 'run_id');
+    };
+    return this.read(check, (op) => op.tx.latestCheckpoint(scope, run_id));
+  }
+  listCheckpoints(
+    scope: t.ReadScope,
+    run_id: string,
+    query: t.CheckpointQuery = {},
+  ): Promise<t.Page<Checkpoint>> {
+    const check = () => {
+      this.scoped(scope);
+      this.v.name(run_id, 'run_id');
+      return checkpoints.checkCheckpointQuery(this.settingsEnv(), query);
+    };
+    return this.read(check, (op, page) => checkpoints.listCheckpoints(op, scope, run_id, page));
+  }
+  pruneCheckpoints(scope: t.ReadScope, run_id: string, keep: number): Promise<number> {
+    const check = () => {
+      this.scoped(scope);
+      this.v.name(run_id, 'run_id');
+      this.v.nonNegativeInt(keep, 'keep');
+    };
+    return this.write(check, (op) => checkpoints.pruneCheckpoints(op, scope, run_id, keep));
+  }
+
+  // long-term memory
+  putMemory(scope: t.Scope, input: t.NewMemory): Promise<MemoryItem> {
+    const check = () => {
+      this.v.scope(scope);
+      return memory.checkNewMemory(this.settingsEnv(), input);
+    };
+    return this.write(check, (op, checked) => memory.writeMemory(op, scope, checked));
+  }
+  getMemory(scope: t.Scope, namespace: string, key: string): Promise<MemoryItem | null> {
+    return this.read(
+      () => this.itemKey(scope, namespace, key),
+      (op) => memory.getMemory(op, scope, namespace, key),
+    );
+  }
+  deleteMemory(scope: t.Scope, namespace: string, key: string): Promise<boolean> {
+    return this.write(
+      () => this.itemKey(scope, namespace, key),
+      (op) => memory.deleteMemory(op, scope, namespace, key),
+    );
+  }
+  listMemory(scope: t.Scope, namespace: string, query: t.MemoryQuery = {}): Promise<t.Page<MemoryItem>> {
+    const check = () => {
+      this.v.scope(scope);
+      this.v.name(namespace, 'namespace');
+    };
+    return this.read(check, (op) => memory.listMemory(op, scope, namespace, query));
+  }
+  private itemKey(scope: t.Scope, namespace: string, key: string): void {
+    this.v.scope(scope);
+    this.v.name(namespace, 'namespace');
+    this.v.name(key, 'key');
+  }
+
+  // one turn
+  commitTurn(scope: t.Scope, batch: t.TurnBatch): Promise<t.TurnResult> {
+    const check = () => {
+      this.v.scope(scope);
+      return checkBatch(this.settingsEnv(), batch);
+    };
+    return this.write(check, (op, checked) => commitTurn(op, scope, checked));
+  }
+
+  // coordination
+  acquireLease(scope: t.Scope, name: string, owner: string, ttl_ms: number): Promise<t.Lease | null> {
+    const check = () => {
+      this.lease(scope, name, owner);
+      this.v.positiveInt(ttl_ms, 'ttl_ms');
+    };
+    return this.write(check, (op) => coordination.acquireLease(op, scope, name, owner, ttl_ms));
+  }
+  releaseLease(scope: t.Scope, name: string, owner: string): Promise<boolean> {
+    return this.write(
+      () => this.lease(scope, name, owner),
+      (op) => coordination.releaseLease(op, scope, name, owner),
+    );
+  }
+  private lease(scope: t.Scope, name: string, owner: string): void {
+    this.v.scope(scope);
+    this.v.name(name, 'lease name');
+    this.v.name(owner, 'owner');
+  }
+  claimRequestKey(
+    scope: t.Scope,
+    key: string,
+    hash: string,
+    ttl_seconds: number,
+    in_progress_ttl_seconds: number = ttl_seconds,
+  ): Promise<t.RequestKeyClaim> {
+    const check = () => {
+      this.requestKey(scope, key);
+      this.v.name(hash, 'request_hash');
+      this.v.positiveInt(ttl_seconds, 'ttl_seconds');
+      this.v.positiveInt(in_progress_ttl_seconds, 'in_progress_ttl_seconds');
+    };
+    return this.write(check, (op) =>
+      coordination.claimRequestKey(op, scope, key, hash, ttl_seconds, in_progress_ttl_seconds),
+    );
+  }
+  completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse): Promise<void> {
+    const check = () => {
+      this.requestKey(scope, key);
+      return coordination.checkResponse(this.settingsEnv(), response);
+    };
+    return this.write(check, (op, checked) => coordination.completeRequestKey(op, scope, key, checked));
+  }
+  releaseRequestKey(scope: t.Scope, key: string): Promise<void> {
+    return this.write(
+      () => this.requestKey(scope, key),
+      (op) => op.tx.deleteRequestKey(scope, key),
+    );
+  }
+  private requestKey(scope: t.Scope, key: string): void {
+    this.v.scope(scope);
+    this.v.name(key, 'request key');
+  }
+
+  // maintenance
+  async sweepExpired(limit: number): Promise<number> {
+    if (this.closed) throw closedError(this.adapter);
+    const max = this.v.positiveInt(limit, 'limit');
+    if (max > MAX_SWEEP_LIMIT) this.v.fail(`limit must be at most ${MAX_SWEEP_LIMIT}, got ${max}`);
+    return this.maintain(() => this.driver.sweepExpired(this.settings.clock.now(), max));
+  }
+  sessionStats(): Promise<Record<SessionStatus, number>> {
+    return this.maintain(() => this.driver.sessionStats(this.settings.clock.now()));
+  }
+  actionStats(): Promise<t.ActionStats> {
+    return this.maintain(() => this.driver.actionStats());
+  }
+  async sweepRetention(cutoffs: t.RetentionCutoffs, limit: number): Promise<t.RetentionSweep> {
+    if (this.closed) throw closedError(this.adapter);
+    const checked = checkRetention(this.adapter, cutoffs, limit);
+    return this.maintain(() => this.driver.sweepRetention(checked));
+  }
+  private async maintain<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw closedError(this.adapter);
+    try {
+      return await work();
+    } catch (error) {
+      return this.failure(error);
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.closed) throw closedError(this.adapter);
+    return this.driver.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.driver.close();
+  }
+}
+
+/** The StateStore over `driver`: every rule of the contract, with the driver storing the rows. */
+export function createStateStore(driver: StoreDriver, options: t.StoreOptions = {}): t.StateStore {
+  return new CoreStore(driver, options);
+}

@@ -1,0 +1,202 @@
+/**
+ * The driver contract: what a storage must do for the store core (`createStateStore`). A driver stores and
+ * reads rows; it knows no rule of the StateStore contract. The core checks every input, applies every rule
+ * (scope, expiry, versions, transitions, ownership, record building, error wording) and hands the driver
+ * finished records.
+ *
+ * What a driver promises:
+ * - `transaction` runs its work atomically: every write of it lands, or none does. A driver may run the
+ *   work again (optimistic concurrency), so the work does nothing but call the transaction.
+ * - Reads inside a transaction see the transaction's own writes.
+ * - `insert*` writes a new record and answers false, writing nothing, when its id is taken in its tenant.
+ * - `replace*` writes a new version of a record only while the stored one is still `previous` (same
+ *   version, status or expiry, as each method says), so a driver with weaker isolation stays correct;
+ *   false when it is not.
+ * - Every read is scoped: a record outside the scope is absent. Lists filter in the storage, never after.
+ * - Records handed to the driver, and those it returns, are never shared with what it keeps.
+ */
+import type {
+  Action,
+  ActionStatus,
+  Checkpoint,
+  MemoryItem,
+  Message,
+  Session,
+  SessionStatus,
+  Task,
+  TaskEvent,
+  TaskState,
+} from '../../core/model.js';
+import type { CheckedRetention } from '../shared/retention.js';
+import type {
+  ActionStats,
+  ReadScope,
+  RetentionSweep,
+  Scope,
+  StoreCapabilities,
+  StoredResponse,
+} from '../types.js';
+
+/** Where a record stands in its list (newest first; memory items by key): the core seals it in cursors. */
+export type ListPosition = number | string;
+
+/** A listed record with its position. */
+export interface Listed<T> {
+  readonly rec: T;
+  readonly pos: ListPosition;
+}
+
+/** A page as the core asks for it: records after `after` (exclusive; null: from the start), at most `limit`. */
+export interface PageRequest {
+  readonly after: ListPosition | null;
+  readonly limit: number;
+}
+
+export interface SessionFilter {
+  readonly status?: SessionStatus;
+  /** Only sessions that expire after this instant (ISO-8601). */
+  readonly liveAt: string;
+}
+
+export interface TaskFilter {
+  readonly session_id?: string;
+  readonly states?: readonly TaskState[];
+  readonly type?: string;
+}
+
+export interface ActionFilter {
+  readonly task_id?: string;
+  readonly status?: ActionStatus;
+}
+
+export interface MemoryFilter {
+  readonly prefix: string;
+  /** Only items with no expiry or one after this instant (ISO-8601). */
+  readonly liveAt: string;
+}
+
+/** A lease as stored. */
+export interface LeaseRow {
+  readonly owner: string;
+  readonly expires_ms: number;
+}
+
+/** A request key as stored. */
+export interface RequestKeyRow {
+  readonly request_hash: string;
+  readonly ttl_seconds: number;
+  readonly expires_ms: number;
+  readonly response: StoredResponse | null;
+}
+
+export interface DriverReads {
+  /** The session in scope, expired or not. */
+  getSession(scope: ReadScope, id: string): Promise<Session | null>;
+  listSessions(scope: ReadScope, filter: SessionFilter, page: PageRequest): Promise<Listed<Session>[]>;
+  /** How many messages the session has (its last seq). */
+  messageCount(session: Session): Promise<number>;
+  /** Messages with seq > after_seq, ascending, at most `limit`. */
+  listMessages(session: Session, after_seq: number, limit: number): Promise<Message[]>;
+  /** The last `n` messages, ascending. */
+  lastMessages(session: Session, n: number): Promise<Message[]>;
+
+  getTask(scope: ReadScope, id: string): Promise<Task | null>;
+  listTasks(scope: ReadScope, filter: TaskFilter, page: PageRequest): Promise<Listed<Task>[]>;
+  /** The task's events, oldest first. */
+  listTaskEvents(task: Task): Promise<TaskEvent[]>;
+
+  getAction(scope: ReadScope, id: string): Promise<Action | null>;
+  getActionByKey(scope: Scope, idempotency_key: string): Promise<Action | null>;
+  listActions(scope: ReadScope, filter: ActionFilter, page: PageRequest): Promise<Listed<Action>[]>;
+
+  getCheckpoint(scope: ReadScope, id: string): Promise<Checkpoint | null>;
+  /** The run's most recently written checkpoint in scope. */
+  latestCheckpoint(scope: ReadScope, run_id: string): Promise<Checkpoint | null>;
+  /**
+   * The run's checkpoints in scope, newest written first, starting after the one with id `before` (none
+   * when that one is not among them), at most `limit`.
+   */
+  listCheckpoints(
+    scope: ReadScope,
+    run_id: string,
+    page: { readonly before: string | null; readonly limit: number },
+  ): Promise<Checkpoint[]>;
+
+  /** The item, expired or not. */
+  getMemory(scope: Scope, namespace: string, key: string): Promise<MemoryItem | null>;
+  /** Live items of the namespace whose key starts with the prefix, ascending by key. */
+  listMemory(
+    scope: Scope,
+    namespace: string,
+    filter: MemoryFilter,
+    page: PageRequest,
+  ): Promise<Listed<MemoryItem>[]>;
+
+  getLease(scope: Scope, name: string): Promise<LeaseRow | null>;
+  getRequestKey(scope: Scope, key: string): Promise<RequestKeyRow | null>;
+}
+
+export interface DriverWrites {
+  insertSession(session: Session): Promise<boolean>;
+  /** While the stored session has `previous.version` and `previous.expires_at`. */
+  replaceSession(next: Session, previous: Session): Promise<boolean>;
+  /** Removes the session and its messages. */
+  deleteSession(session: Session): Promise<void>;
+  /** Appends messages whose seq follow the session's last. */
+  appendMessages(session: Session, messages: readonly Message[]): Promise<void>;
+
+  insertTask(task: Task): Promise<boolean>;
+  /** While the stored task has `previous.version`. */
+  replaceTask(next: Task, previous: Task): Promise<boolean>;
+  addTaskEvent(event: TaskEvent): Promise<void>;
+
+  /** False also when the idempotency key is taken (the core reads which). */
+  insertAction(action: Action): Promise<boolean>;
+  /** While the stored action has `previous.status` and `previous.attempts`. */
+  replaceAction(next: Action, previous: Action): Promise<boolean>;
+
+  insertCheckpoint(checkpoint: Checkpoint): Promise<boolean>;
+  deleteCheckpoints(scope: ReadScope, run_id: string, ids: readonly string[]): Promise<void>;
+
+  putMemory(item: MemoryItem): Promise<void>;
+  deleteMemory(scope: Scope, namespace: string, key: string): Promise<void>;
+
+  /** While the stored lease is `previous` (null: none stored). */
+  putLease(scope: Scope, name: string, next: LeaseRow, previous: LeaseRow | null): Promise<boolean>;
+  /** While the stored lease is `previous`. */
+  deleteLease(scope: Scope, name: string, previous: LeaseRow): Promise<boolean>;
+  /** While the stored key is `previous` (null: none stored). */
+  putRequestKey(
+    scope: Scope,
+    key: string,
+    next: RequestKeyRow,
+    previous: RequestKeyRow | null,
+  ): Promise<boolean>;
+  deleteRequestKey(scope: Scope, key: string): Promise<void>;
+}
+
+export interface DriverTx extends DriverReads, DriverWrites {}
+
+/** Work across all tenants, on the storage as a whole: the sweeps and the gauges' counts. */
+export interface DriverMaintenance {
+  /** Removes up to `limit` sessions expired at `now_ms` with their messages, and expired memory items, leases and request keys. */
+  sweepExpired(now_ms: number, limit: number): Promise<number>;
+  /** Sessions not expired at `now_ms` by status; `expired` is 0. */
+  sessionStats(now_ms: number): Promise<Record<SessionStatus, number>>;
+  actionStats(): Promise<ActionStats>;
+  sweepRetention(retention: CheckedRetention): Promise<RetentionSweep>;
+}
+
+export interface StoreDriver extends DriverMaintenance {
+  /** The store's name in `StateStore.adapter` and in every error message. */
+  readonly name: string;
+  readonly capabilities: StoreCapabilities;
+  /** Runs `work` atomically (see the header). */
+  transaction<T>(work: (tx: DriverTx) => Promise<T>): Promise<T>;
+  /** Runs reads, in one consistent view where the storage has one. */
+  read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T>;
+  /** The key that seals list cursors: the same for every instance of one storage. */
+  cursorKey(): Promise<Buffer>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

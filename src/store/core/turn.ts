@@ -1,0 +1,158 @@
+/**
+ * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
+ * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint,
+ * memory items, the open tasks it lists, and the lease it frees.
+ * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
+ */
+import {
+  type Action,
+  type Checkpoint,
+  type Message,
+  OPEN_TASK_STATES,
+  type Session,
+  type Task,
+} from '../../core/model.js';
+import {
+  BATCH_FIELDS,
+  BATCH_MESSAGES_FIELDS,
+  COMPLETION_FIELDS,
+  LIST_OPEN_TASKS_FIELDS,
+  RELEASE_LEASE_FIELDS,
+  VERSIONED_PATCH_FIELDS,
+} from '../shared/known-fields.js';
+import { MAX_PAGE_LIMIT, type Scope, type TurnBatch, type TurnResult } from '../types.js';
+import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
+import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
+import type { CoreEnv, WriteOp } from './context.js';
+import { releaseLease } from './coordination.js';
+import { checkNewMemory, writeMemory } from './memory.js';
+import { appendChecked, checkMessages } from './messages.js';
+import { applySessionPatch, checkSessionPatch } from './sessions.js';
+import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+
+function list<T>(env: CoreEnv, value: readonly T[] | undefined, path: string): readonly T[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) env.v.fail(`${path} must be an array`);
+  return value;
+}
+
+export type CheckedBatch = ReturnType<typeof checkBatch>;
+
+export function checkBatch(env: CoreEnv, batch: TurnBatch) {
+  const { v } = env;
+  v.record(batch, 'batch', BATCH_FIELDS);
+  let session = null;
+  if (batch.session !== undefined) {
+    v.record(batch.session, 'batch.session', VERSIONED_PATCH_FIELDS);
+    session = {
+      id: v.id(batch.session.id, 'session', 'batch.session.id'),
+      expected: v.positiveInt(batch.session.expected_version, 'batch.session.expected_version'),
+      patch: checkSessionPatch(env, batch.session.patch ?? {}, 'batch.session.patch'),
+    };
+  }
+  const creates = list(env, batch.create_tasks, 'batch.create_tasks').map((t, i) =>
+    checkNewTask(env, t, `batch.create_tasks[${i}]`),
+  );
+  const updates = list(env, batch.update_tasks, 'batch.update_tasks').map((u, i) => {
+    v.record(u, `batch.update_tasks[${i}]`, VERSIONED_PATCH_FIELDS);
+    return {
+      id: v.id(u.id, 'task', `batch.update_tasks[${i}].id`),
+      expected: v.positiveInt(u.expected_version, `batch.update_tasks[${i}].expected_version`),
+      patch: checkTaskPatch(env, u.patch, `batch.update_tasks[${i}].patch`),
+    };
+  });
+  const begins = list(env, batch.begin_actions, 'batch.begin_actions').map((a, i) =>
+    checkNewAction(env, a, `batch.begin_actions[${i}]`),
+  );
+  const completes = list(env, batch.complete_actions, 'batch.complete_actions').map((a, i) => {
+    v.record(a, `batch.complete_actions[${i}]`);
+    return {
+      id: v.id(a.id, 'action', `batch.complete_actions[${i}].id`),
+      done: checkCompletion(env, a, `batch.complete_actions[${i}]`, ['id', ...COMPLETION_FIELDS]),
+    };
+  });
+  let messages = null;
+  if (batch.messages !== undefined) {
+    v.record(batch.messages, 'batch.messages', BATCH_MESSAGES_FIELDS);
+    messages = {
+      session_id: v.id(batch.messages.session_id, 'session', 'batch.messages.session_id'),
+      items: checkMessages(env, batch.messages.items, 'batch.messages.items'),
+    };
+  }
+  const checkpoint =
+    batch.checkpoint === undefined ? null : checkNewCheckpoint(env, batch.checkpoint, 'batch.checkpoint');
+  let release = null;
+  if (batch.release_lease !== undefined) {
+    v.record(batch.release_lease, 'batch.release_lease', RELEASE_LEASE_FIELDS);
+    release = {
+      name: v.name(batch.release_lease.name, 'batch.release_lease.name'),
+      owner: v.name(batch.release_lease.owner, 'batch.release_lease.owner'),
+    };
+  }
+  const memory = list(env, batch.put_memory, 'batch.put_memory').map((m, i) =>
+    checkNewMemory(env, m, `batch.put_memory[${i}]`),
+  );
+  const named = new Set(memory.map((m) => JSON.stringify([m.namespace, m.key])));
+  if (named.size < memory.length) v.fail('batch.put_memory names one namespace and key twice');
+  let listOpen = null;
+  if (batch.list_open_tasks !== undefined) {
+    v.record(batch.list_open_tasks, 'batch.list_open_tasks', LIST_OPEN_TASKS_FIELDS);
+    listOpen = {
+      session_id: v.id(batch.list_open_tasks.session_id, 'session', 'batch.list_open_tasks.session_id'),
+      limit: v.positiveInt(batch.list_open_tasks.limit, 'batch.list_open_tasks.limit'),
+    };
+    if (listOpen.limit > MAX_PAGE_LIMIT)
+      v.fail(`batch.list_open_tasks.limit must be at most ${MAX_PAGE_LIMIT}`);
+  }
+  const putMemory = batch.put_memory !== undefined;
+  return {
+    session,
+    creates,
+    updates,
+    begins,
+    completes,
+    messages,
+    checkpoint,
+    release,
+    memory,
+    putMemory,
+    listOpen,
+  };
+}
+
+export async function commitTurn(op: WriteOp, scope: Scope, b: CheckedBatch): Promise<TurnResult> {
+  let session: Session | null = null;
+  const tasks: Task[] = [];
+  const actions: Action[] = [];
+  let messages: Message[] = [];
+  let checkpoint: Checkpoint | null = null;
+  if (b.session !== null)
+    session = await applySessionPatch(op, scope, b.session.id, b.session.expected, b.session.patch);
+  for (const input of b.creates) tasks.push(await insertTask(op, scope, input));
+  for (const u of b.updates) tasks.push(await applyTaskPatch(op, scope, u.id, u.expected, u.patch));
+  for (const input of b.begins) actions.push((await begin(op, scope, input)).action);
+  for (const a of b.completes) actions.push(await complete(op, scope, a.id, a.done));
+  if (b.messages !== null) {
+    const appended = await appendChecked(op, scope, b.messages.session_id, b.messages.items);
+    messages = appended.messages;
+    if (session === null || session.id === b.messages.session_id) session = appended.session;
+  }
+  if (b.checkpoint !== null) checkpoint = await insertCheckpoint(op, scope, b.checkpoint);
+  const memory = [];
+  for (const item of b.memory) memory.push(await writeMemory(op, scope, item));
+  let result: TurnResult = {
+    session,
+    tasks,
+    actions,
+    messages,
+    checkpoint,
+    ...(b.putMemory ? { memory } : {}),
+  };
+  if (b.listOpen !== null) {
+    const filter = { session_id: b.listOpen.session_id, states: OPEN_TASK_STATES };
+    const open = await op.tx.listTasks(scope, filter, { after: null, limit: b.listOpen.limit });
+    result = { ...result, open_tasks: open.map((row) => row.rec) };
+  }
+  if (b.release === null) return result;
+  return { ...result, lease_released: await releaseLease(op, scope, b.release.name, b.release.owner) };
+}

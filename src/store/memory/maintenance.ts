@@ -1,0 +1,109 @@
+/**
+ * The memory driver's work across all tenants: sweeps, retention and the gauges' counts. It walks its Maps
+ * (it holds everything in this process; there is no index to ask).
+ */
+import type { Action, SessionStatus, Task } from '../../core/model.js';
+import type { CheckedRetention } from '../shared/retention.js';
+import { emptyStats } from '../shared/retention.js';
+import type { ActionStats, RetentionSweep } from '../types.js';
+import { key, type Tables, type Tx } from './tables.js';
+
+export function sweepExpired(t: Tables, tx: Tx, now: number, limit: number): number {
+  let removed = 0;
+  for (const [id, row] of t.sessions) {
+    if (removed >= limit) break;
+    if (Date.parse(row.rec.expires_at) > now) continue;
+    tx.delete(t.sessions, id);
+    tx.delete(t.messages, id);
+    removed++;
+  }
+  for (const [k, item] of [...t.memory]) {
+    if (item.expires_at !== null && Date.parse(item.expires_at) <= now) tx.delete(t.memory, k);
+  }
+  for (const [k, lease] of [...t.leases]) if (lease.expires_ms <= now) tx.delete(t.leases, k);
+  for (const [k, held] of [...t.requestKeys]) if (held.expires_ms <= now) tx.delete(t.requestKeys, k);
+  return removed;
+}
+
+export function sessionStats(t: Tables, now: number): Record<SessionStatus, number> {
+  const stats = emptyStats();
+  for (const { rec } of t.sessions.values()) {
+    if (Date.parse(rec.expires_at) > now) stats[rec.status] += 1;
+  }
+  return stats;
+}
+
+export function actionStats(t: Tables): ActionStats {
+  let pending = 0;
+  let unknown = 0;
+  for (const { rec } of t.actions.values()) {
+    if (rec.status === 'PENDING') pending++;
+    else if (rec.status === 'UNKNOWN') unknown++;
+  }
+  return { pending, unknown };
+}
+
+function deleteAction(t: Tables, tx: Tx, action: Action): void {
+  tx.delete(t.actions, action.id);
+  const k = key(action.tenant_id, action.user_id, action.idempotency_key);
+  if (t.actionKeys.get(k) === action.id) tx.delete(t.actionKeys, k);
+}
+
+function deleteTask(t: Tables, tx: Tx, task: Task): void {
+  tx.delete(t.tasks, task.id);
+  tx.delete(t.events, task.id);
+  const owner = key(task.tenant_id, task.user_id);
+  for (const index of [t.tasksByUser, t.openTasksByUser]) {
+    const rows = index.get(owner);
+    if (rows !== undefined) tx.delete(rows, task.id);
+  }
+}
+
+export function sweepRetention(t: Tables, tx: Tx, r: CheckedRetention): RetentionSweep {
+  let checkpoints = 0;
+  let actions = 0;
+  let tasks = 0;
+  if (r.checkpoints_before !== null) {
+    for (const [id, { rec }] of t.checkpoints) {
+      if (checkpoints >= r.limit) break;
+      if (rec.rec.created_at >= r.checkpoints_before) continue;
+      tx.delete(t.checkpoints, id);
+      checkpoints++;
+    }
+  }
+  if (r.actions_before !== null) {
+    let done = 0;
+    for (const { rec } of t.actions.values()) {
+      if (done >= r.limit) break;
+      if (rec.status !== 'SUCCESS' && rec.status !== 'FAILED') continue;
+      if (rec.updated_at >= r.actions_before) continue;
+      deleteAction(t, tx, rec);
+      done++;
+    }
+    actions += done;
+  }
+  if (r.tasks_before !== null) {
+    const doomed = new Set<string>();
+    for (const { rec } of t.tasks.values()) {
+      if (doomed.size >= r.limit) break;
+      if (rec.updated_at < r.tasks_before) doomed.add(key(rec.tenant_id, rec.id));
+    }
+    for (const { rec } of [...t.tasks.values()]) {
+      if (!doomed.has(key(rec.tenant_id, rec.id))) continue;
+      deleteTask(t, tx, rec);
+      tasks++;
+    }
+    for (const { rec } of [...t.actions.values()]) {
+      if (!doomed.has(key(rec.tenant_id, rec.task_id))) continue;
+      deleteAction(t, tx, rec);
+      actions++;
+    }
+    for (const [id, { rec }] of [...t.checkpoints]) {
+      const task = rec.rec.task_id;
+      if (task === null || !doomed.has(key(rec.rec.tenant_id, task))) continue;
+      tx.delete(t.checkpoints, id);
+      checkpoints++;
+    }
+  }
+  return { tasks, actions, checkpoints };
+}

@@ -1,0 +1,323 @@
+/**
+ * The memory driver's reads and writes of one transaction: Maps and an undo log. Every record is copied on
+ * the way in and on the way out, so nothing the core or a caller holds is shared with the tables.
+ */
+import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
+import { OPEN_TASK_STATES } from '../../core/model.js';
+import { Checks } from '../core/checks.js';
+import type {
+  ActionFilter,
+  DriverTx,
+  LeaseRow,
+  Listed,
+  MemoryFilter,
+  PageRequest,
+  RequestKeyRow,
+  SessionFilter,
+  TaskFilter,
+} from '../core/driver.js';
+import type { ReadScope, Scope } from '../types.js';
+import { key, type Row, type StoredCheckpoint, type Tables, type Tx } from './tables.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+const inScope = Checks.inScope;
+const userKey = (scope: Scope) => key(scope.tenant_id, scope.user_id);
+const runKey = (tenant: string, user: string, run: string) => key(tenant, user, run);
+
+/** Rows newest first (by insertion), after the page's position, at most its limit. */
+function newestFirst<T>(rows: Iterable<Row<T>>, page: PageRequest, keep: (rec: T) => boolean): Listed<T>[] {
+  const before = typeof page.after === 'number' ? page.after : Number.POSITIVE_INFINITY;
+  const sorted = [...rows].filter((row) => row.seq < before && keep(row.rec)).sort((a, b) => b.seq - a.seq);
+  return sorted.slice(0, page.limit).map((row) => ({ rec: copy(row.rec), pos: row.seq }));
+}
+
+function checkpointOut(stored: StoredCheckpoint): Checkpoint {
+  return { ...copy(stored.rec), channels: JSON.parse(stored.channels) };
+}
+
+export class MemoryTx implements DriverTx {
+  constructor(
+    private readonly t: Tables,
+    private readonly tx: Tx,
+    private readonly nextSeq: () => number,
+  ) {}
+
+  // sessions and messages
+  async getSession(scope: ReadScope, id: string): Promise<Session | null> {
+    const row = this.t.sessions.get(id);
+    return row !== undefined && inScope(scope, row.rec) ? copy(row.rec) : null;
+  }
+  async listSessions(scope: ReadScope, filter: SessionFilter, page: PageRequest): Promise<Listed<Session>[]> {
+    return newestFirst(this.t.sessions.values(), page, (rec) => {
+      if (!inScope(scope, rec) || rec.expires_at <= filter.liveAt) return false;
+      return filter.status === undefined || rec.status === filter.status;
+    });
+  }
+  async insertSession(session: Session): Promise<boolean> {
+    if (this.t.sessions.has(session.id)) return false;
+    this.tx.set(this.t.sessions, session.id, { seq: this.nextSeq(), rec: copy(session) });
+    return true;
+  }
+  async replaceSession(next: Session, previous: Session): Promise<boolean> {
+    const row = this.t.sessions.get(previous.id);
+    if (
+      row === undefined ||
+      row.rec.version !== previous.version ||
+      row.rec.expires_at !== previous.expires_at
+    )
+      return false;
+    this.tx.set(this.t.sessions, next.id, { seq: row.seq, rec: copy(next) });
+    return true;
+  }
+  async deleteSession(session: Session): Promise<void> {
+    this.tx.delete(this.t.sessions, session.id);
+    this.tx.delete(this.t.messages, session.id);
+  }
+  async messageCount(session: Session): Promise<number> {
+    return this.t.messages.get(session.id)?.length ?? 0;
+  }
+  async listMessages(session: Session, after_seq: number, limit: number): Promise<Message[]> {
+    return copy((this.t.messages.get(session.id) ?? []).slice(after_seq, after_seq + limit));
+  }
+  async lastMessages(session: Session, n: number): Promise<Message[]> {
+    const all = this.t.messages.get(session.id) ?? [];
+    return copy(all.slice(Math.max(0, all.length - n)));
+  }
+  async appendMessages(session: Session, messages: readonly Message[]): Promise<void> {
+    // In place, not a new list: an append costs what it adds, not the conversation's length.
+    this.tx.append(this.t.messages, session.id, copy(messages));
+  }
+
+  // tasks
+  async getTask(scope: ReadScope, id: string): Promise<Task | null> {
+    const row = this.t.tasks.get(id);
+    return row !== undefined && inScope(scope, row.rec) ? copy(row.rec) : null;
+  }
+  async listTasks(scope: ReadScope, filter: TaskFilter, page: PageRequest): Promise<Listed<Task>[]> {
+    // A user's tasks from the user's rows (only the open ones when only those are asked); a tenant's from all.
+    const onlyOpen = filter.states?.every((state) => OPEN_TASK_STATES.includes(state)) === true;
+    const rows =
+      scope.user_id === undefined
+        ? this.t.tasks.values()
+        : ((onlyOpen ? this.t.openTasksByUser : this.t.tasksByUser).get(userKey(scope as Scope))?.values() ??
+          []);
+    return newestFirst(
+      rows,
+      page,
+      (rec) =>
+        inScope(scope, rec) &&
+        (filter.session_id === undefined || rec.session_id === filter.session_id) &&
+        (filter.states === undefined || filter.states.includes(rec.state)) &&
+        (filter.type === undefined || rec.type === filter.type),
+    );
+  }
+  async listTaskEvents(task: Task): Promise<TaskEvent[]> {
+    return copy([...(this.t.events.get(task.id) ?? [])]);
+  }
+  async insertTask(task: Task): Promise<boolean> {
+    if (this.t.tasks.has(task.id)) return false;
+    this.putTaskRow({ seq: this.nextSeq(), rec: copy(task) });
+    return true;
+  }
+  async replaceTask(next: Task, previous: Task): Promise<boolean> {
+    const row = this.t.tasks.get(previous.id);
+    if (row === undefined || row.rec.version !== previous.version) return false;
+    this.putTaskRow({ seq: row.seq, rec: copy(next) });
+    return true;
+  }
+  async addTaskEvent(event: TaskEvent): Promise<void> {
+    this.tx.set(this.t.events, event.task_id, [...(this.t.events.get(event.task_id) ?? []), copy(event)]);
+  }
+  /** The map of `owner` in `index`, made (in the transaction) when missing. */
+  private userRows(index: Map<string, Map<string, Row<Task>>>, owner: string): Map<string, Row<Task>> {
+    let rows = index.get(owner);
+    if (rows === undefined) {
+      rows = new Map();
+      this.tx.set(index, owner, rows);
+    }
+    return rows;
+  }
+  /** Writes a task's row: in all tasks, in its user's, and in its user's open ones while it is open. */
+  private putTaskRow(row: Row<Task>): void {
+    const { id } = row.rec;
+    this.tx.set(this.t.tasks, id, row);
+    const owner = key(row.rec.tenant_id, row.rec.user_id);
+    this.tx.set(this.userRows(this.t.tasksByUser, owner), id, row);
+    if (OPEN_TASK_STATES.includes(row.rec.state))
+      this.tx.set(this.userRows(this.t.openTasksByUser, owner), id, row);
+    else {
+      const open = this.t.openTasksByUser.get(owner);
+      if (open !== undefined) this.tx.delete(open, id);
+    }
+  }
+
+  // actions
+  async getAction(scope: ReadScope, id: string): Promise<Action | null> {
+    const row = this.t.actions.get(id);
+    return row !== undefined && inScope(scope, row.rec) ? copy(row.rec) : null;
+  }
+  async getActionByKey(scope: Scope, idempotency_key: string): Promise<Action | null> {
+    const id = this.t.actionKeys.get(key(scope.tenant_id, scope.user_id, idempotency_key));
+    const row = id === undefined ? undefined : this.t.actions.get(id);
+    return row === undefined ? null : copy(row.rec);
+  }
+  async listActions(scope: ReadScope, filter: ActionFilter, page: PageRequest): Promise<Listed<Action>[]> {
+    return newestFirst(
+      this.t.actions.values(),
+      page,
+      (rec) =>
+        inScope(scope, rec) &&
+        (filter.task_id === undefined || rec.task_id === filter.task_id) &&
+        (filter.status === undefined || rec.status === filter.status),
+    );
+  }
+  async insertAction(action: Action): Promise<boolean> {
+    const k = key(action.tenant_id, action.user_id, action.idempotency_key);
+    if (this.t.actions.has(action.id) || this.t.actionKeys.has(k)) return false;
+    this.tx.set(this.t.actions, action.id, { seq: this.nextSeq(), rec: copy(action) });
+    this.tx.set(this.t.actionKeys, k, action.id);
+    return true;
+  }
+  async replaceAction(next: Action, previous: Action): Promise<boolean> {
+    const row = this.t.actions.get(previous.id);
+    if (row === undefined || row.rec.status !== previous.status || row.rec.attempts !== previous.attempts)
+      return false;
+    this.tx.set(this.t.actions, next.id, { seq: row.seq, rec: copy(next) });
+    return true;
+  }
+
+  // checkpoints
+  async getCheckpoint(scope: ReadScope, id: string): Promise<Checkpoint | null> {
+    const row = this.t.checkpoints.get(id);
+    return row !== undefined && inScope(scope, row.rec.rec) ? checkpointOut(row.rec) : null;
+  }
+  /** The run's rows of the scope still in the table, oldest first. */
+  private history(scope: ReadScope, run_id: string): Row<StoredCheckpoint>[] {
+    const users = scope.user_id === undefined ? this.runUsers(scope.tenant_id, run_id) : [scope.user_id];
+    const rows: Row<StoredCheckpoint>[] = [];
+    for (const user of users) {
+      const k = runKey(scope.tenant_id, user, run_id);
+      const list = this.t.runs.get(k) ?? [];
+      const live = list.filter((row) => this.t.checkpoints.get(row.rec.rec.id) === row);
+      // Rows removed by a prune or retention leave the index here (a cleanup: it changes no answer).
+      if (live.length !== list.length) {
+        if (live.length === 0) this.t.runs.delete(k);
+        else this.t.runs.set(k, live);
+      }
+      rows.push(...live);
+    }
+    return users.length > 1 ? rows.sort((a, b) => a.seq - b.seq) : rows;
+  }
+  private runUsers(tenant: string, run_id: string): string[] {
+    const users: string[] = [];
+    for (const [k, list] of this.t.runs) {
+      const first = list[0]?.rec.rec;
+      if (
+        first !== undefined &&
+        first.tenant_id === tenant &&
+        first.run_id === run_id &&
+        k === runKey(tenant, first.user_id, run_id)
+      )
+        users.push(first.user_id);
+    }
+    return users;
+  }
+  async latestCheckpoint(scope: ReadScope, run_id: string): Promise<Checkpoint | null> {
+    const last = this.history(scope, run_id).at(-1);
+    return last === undefined ? null : checkpointOut(last.rec);
+  }
+  async listCheckpoints(
+    scope: ReadScope,
+    run_id: string,
+    page: { readonly before: string | null; readonly limit: number },
+  ): Promise<Checkpoint[]> {
+    let rows = this.history(scope, run_id).reverse();
+    if (page.before !== null) {
+      const at = rows.findIndex((row) => row.rec.rec.id === page.before);
+      rows = at === -1 ? [] : rows.slice(at + 1);
+    }
+    return rows.slice(0, page.limit).map((row) => checkpointOut(row.rec));
+  }
+  async insertCheckpoint(checkpoint: Checkpoint): Promise<boolean> {
+    if (this.t.checkpoints.has(checkpoint.id)) return false;
+    const { channels, ...rec } = checkpoint;
+    const row: Row<StoredCheckpoint> = {
+      seq: this.nextSeq(),
+      rec: { rec: copy(rec), channels: JSON.stringify(channels) },
+    };
+    this.tx.set(this.t.checkpoints, checkpoint.id, row);
+    this.tx.append(this.t.runs, runKey(rec.tenant_id, rec.user_id, rec.run_id), [row]);
+    return true;
+  }
+  async deleteCheckpoints(_scope: ReadScope, _run_id: string, ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.tx.delete(this.t.checkpoints, id);
+  }
+
+  // long-term memory
+  async getMemory(scope: Scope, namespace: string, itemKey: string): Promise<MemoryItem | null> {
+    const item = this.t.memory.get(key(scope.tenant_id, scope.user_id, namespace, itemKey));
+    return item === undefined ? null : copy(item);
+  }
+  async listMemory(
+    scope: Scope,
+    namespace: string,
+    filter: MemoryFilter,
+    page: PageRequest,
+  ): Promise<Listed<MemoryItem>[]> {
+    const head = key(scope.tenant_id, scope.user_id, namespace, '');
+    const after = typeof page.after === 'string' ? page.after : null;
+    const items: MemoryItem[] = [];
+    for (const [k, item] of this.t.memory) {
+      if (!k.startsWith(head) || !item.key.startsWith(filter.prefix)) continue;
+      if (after !== null && item.key <= after) continue;
+      if (item.expires_at === null || item.expires_at > filter.liveAt) items.push(item);
+    }
+    items.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return items.slice(0, page.limit).map((item) => ({ rec: copy(item), pos: item.key }));
+  }
+  async putMemory(item: MemoryItem): Promise<void> {
+    this.tx.set(this.t.memory, key(item.tenant_id, item.user_id, item.namespace, item.key), copy(item));
+  }
+  async deleteMemory(scope: Scope, namespace: string, itemKey: string): Promise<void> {
+    this.tx.delete(this.t.memory, key(scope.tenant_id, scope.user_id, namespace, itemKey));
+  }
+
+  // leases and request keys
+  async getLease(scope: Scope, name: string): Promise<LeaseRow | null> {
+    return this.t.leases.get(key(scope.tenant_id, scope.user_id, name)) ?? null;
+  }
+  async putLease(scope: Scope, name: string, next: LeaseRow, previous: LeaseRow | null): Promise<boolean> {
+    const k = key(scope.tenant_id, scope.user_id, name);
+    if ((this.t.leases.get(k) ?? null) !== previous) return false;
+    this.tx.set(this.t.leases, k, { ...next });
+    return true;
+  }
+  async deleteLease(scope: Scope, name: string, previous: LeaseRow): Promise<boolean> {
+    const k = key(scope.tenant_id, scope.user_id, name);
+    if (this.t.leases.get(k) !== previous) return false;
+    return this.tx.delete(this.t.leases, k);
+  }
+  async getRequestKey(scope: Scope, requestKey: string): Promise<RequestKeyRow | null> {
+    const held = this.t.requestKeys.get(key(scope.tenant_id, scope.user_id, requestKey));
+    return held === undefined ? null : copy(held);
+  }
+  async putRequestKey(
+    scope: Scope,
+    requestKey: string,
+    next: RequestKeyRow,
+    previous: RequestKeyRow | null,
+  ): Promise<boolean> {
+    const k = key(scope.tenant_id, scope.user_id, requestKey);
+    const held = this.t.requestKeys.get(k) ?? null;
+    if (
+      (held === null) !== (previous === null) ||
+      (held !== null && held.expires_ms !== previous?.expires_ms)
+    )
+      return false;
+    this.tx.set(this.t.requestKeys, k, copy(next));
+    return true;
+  }
+  async deleteRequestKey(scope: Scope, requestKey: string): Promise<void> {
+    this.tx.delete(this.t.requestKeys, key(scope.tenant_id, scope.user_id, requestKey));
+  }
+}
