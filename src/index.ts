@@ -9,6 +9,7 @@ export * from './core/errors.js';
 export * from './core/ids.js';
 export * from './core/json.js';
 export * from './core/model.js';
+export * from './durable/index.js';
 export {
   DEFAULT_LIMITS,
   type HttpConfig,

@@ -31,15 +31,20 @@ interface CommitMarker {
   readonly checkpoint_id: string;
 }
 
-export interface RunHeader {
+/** What every run's header holds: recorded in each checkpoint's `run` channel, with whatever else it names. */
+export interface RunIdentity {
   readonly run_id: string;
   readonly session_id: string;
+  readonly [field: string]: JsonValue;
+}
+
+export interface RunHeader extends RunIdentity {
   readonly agent: string;
   readonly model: string;
   readonly input: string;
 }
 
-export class RunContext {
+export class RunContext<H extends RunIdentity = RunHeader> {
   readonly journal: Journal;
   private nextStep = 0;
   private parentId: string | null = null;
@@ -60,7 +65,7 @@ export class RunContext {
   constructor(
     readonly store: StateStore,
     readonly scope: Scope,
-    readonly header: RunHeader,
+    readonly header: H,
     readonly clock: Clock,
     recorded: readonly JournalEntry[],
     private readonly onCommit: () => Promise<void>,

@@ -1,0 +1,361 @@
+/**
+ * Durable runs in one process, on memory:, a SQLite file and PostgreSQL: steps, the clock and random values
+ * recorded and replayed; actions recorded PENDING before they run and recovered through lookup; waiting for
+ * input; run keys; the session lease; bad input and bad options refused with `invalid_request`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { AgentStateError } from '../../src/core/errors.js';
+import { newId } from '../../src/core/ids.js';
+import {
+  ActionFailedError,
+  type DurableContext,
+  type DurableRunOptions,
+  durableRun,
+} from '../../src/durable/index.js';
+import { ToolError } from '../../src/runtime/tool.js';
+import type { Scope, StateStore } from '../../src/store/types.js';
+import { freshScope, memoryStore, postgresStore, sqliteStore, type TestStore, tempDir } from './stores.js';
+
+const temp = tempDir();
+const stores: TestStore[] = [memoryStore(), sqliteStore(temp.dir), postgresStore()];
+afterAll(async () => {
+  for (const s of stores) await s.cleanup();
+  temp.cleanup();
+});
+
+const fast = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2, timeoutMs: 5_000 };
+
+describe.each(stores)('durable runs on $name', (testStore) => {
+  let store: StateStore;
+  beforeAll(async () => {
+    store = await testStore.open();
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  async function session(): Promise<{ scope: Scope; sessionId: string; base: DurableRunOptions }> {
+    const scope = freshScope();
+    const { id } = await store.createSession(scope, { agent: null });
+    return { scope, sessionId: id, base: { scope, sessionId: id, retry: fast } };
+  }
+
+  it('runs steps once and answers the result typed by its schema', async () => {
+    const { scope, base } = await session();
+    let calls = 0;
+    const out = await durableRun(
+      store,
+      { ...base, result: { schema: z.object({ total: z.number(), at: z.number(), r: z.number() }) } },
+      async (ctx) => {
+        const price = await ctx.step('price', () => {
+          calls++;
+          return 40;
+        });
+        const total = await ctx.step('total', async () => price + 2);
+        return { total, at: await ctx.now(), r: await ctx.random() };
+      },
+    );
+    expect(out.status).toBe('done');
+    if (out.status !== 'done') return;
+    expect(out.value.total).toBe(42);
+    expect(out.value.r).toBeGreaterThanOrEqual(0);
+    expect(out.value.r).toBeLessThan(1);
+    expect(calls).toBe(1);
+    expect(out.resumed).toBe(false);
+    const task = await store.getTask(scope, out.task_id);
+    expect(task?.state).toBe('DONE');
+    expect(task?.data.result).toEqual(out.value);
+  });
+
+  it('replays recorded steps, clock and random values after an interruption instead of producing them again', async () => {
+    const { scope, base } = await session();
+    let quoteCalls = 0;
+    const seen: unknown[] = [];
+    const program = (interrupt: boolean) => async (ctx: DurableContext) => {
+      const at = await ctx.now();
+      const r = await ctx.random();
+      const quote = await ctx.step('quote', () => {
+        quoteCalls++;
+        return { price: 100 + quoteCalls, token: Math.random() };
+      });
+      seen.push({ at, r, quote });
+      if (interrupt) throw new AgentStateError('store_unavailable', 'the store went away');
+      return { at, r, quote };
+    };
+    await expect(durableRun(store, base, program(true))).rejects.toMatchObject({ code: 'store_unavailable' });
+    expect(await store.listTasks(scope, { state: 'EXECUTING' })).toMatchObject({
+      items: [{ type: 'durable' }],
+    });
+    const out = await durableRun(store, base, program(false));
+    expect(quoteCalls).toBe(1);
+    expect(seen).toHaveLength(2);
+    expect(seen[1]).toEqual(seen[0]);
+    expect(out).toMatchObject({ status: 'done', resumed: true, value: seen[0] });
+    expect((await store.listTasks(scope, { state: 'EXECUTING' })).items).toEqual([]);
+  });
+
+  it('records an action PENDING before it runs, SUCCESS with its result after', async () => {
+    const { scope, base } = await session();
+    const statusesSeen: string[] = [];
+    const out = await durableRun(store, base, async (ctx) =>
+      ctx.action(
+        'charge',
+        { amount: 30 },
+        {
+          run: async (key) => {
+            const action = await store.getActionByKey(scope, key);
+            statusesSeen.push(action?.status ?? 'missing');
+            return { receipt: `r-${key.length}` };
+          },
+        },
+      ),
+    );
+    expect(statusesSeen).toEqual(['PENDING']);
+    expect(out.status).toBe('done');
+    const actions = await store.listActions(scope, { task_id: out.task_id });
+    expect(actions.items).toMatchObject([
+      {
+        tool: 'charge',
+        status: 'SUCCESS',
+        params: { amount: 30 },
+        attempts: 1,
+        result: { receipt: expect.any(String) },
+      },
+    ]);
+  });
+
+  it('recovers an unknown outcome through lookup: found is SUCCESS without a second call', async () => {
+    const { scope, base } = await session();
+    const effects: string[] = [];
+    const out = await durableRun(store, base, async (ctx) =>
+      ctx.action(
+        'charge',
+        { amount: 5 },
+        {
+          run: async (key) => {
+            effects.push(key);
+            throw new Error('connection reset after the charge');
+          },
+          lookup: async (key) =>
+            effects.includes(key) ? { found: true, result: 'charged' } : { found: false },
+        },
+      ),
+    );
+    expect(out).toMatchObject({ status: 'done', value: 'charged' });
+    expect(effects).toHaveLength(1);
+    const [action] = (await store.listActions(scope, { task_id: out.task_id })).items;
+    expect(action).toMatchObject({ status: 'SUCCESS', attempts: 1, idempotency_key: effects[0] });
+  });
+
+  it('runs again with the same key when lookup finds the call did not happen', async () => {
+    const { scope, base } = await session();
+    const keys: string[] = [];
+    const effects: string[] = [];
+    const out = await durableRun(store, base, async (ctx) =>
+      ctx.action(
+        'charge',
+        { amount: 5 },
+        {
+          run: async (key, call) => {
+            keys.push(key);
+            if (call.attempt === 1) throw new Error('timed out before the charge');
+            effects.push(key);
+            return 'charged';
+          },
+          lookup: async (key) =>
+            effects.includes(key) ? { found: true, result: 'charged' } : { found: false },
+        },
+      ),
+    );
+    expect(out).toMatchObject({ status: 'done', value: 'charged' });
+    expect(effects).toHaveLength(1);
+    expect(new Set(keys).size).toBe(1);
+    const [action] = (await store.listActions(scope, { task_id: out.task_id })).items;
+    expect(action).toMatchObject({ status: 'SUCCESS', attempts: 2 });
+  });
+
+  it('blocks on an ambiguous outcome until a person resolves the action, then goes on with the resolution', async () => {
+    const { scope, base } = await session();
+    let runs = 0;
+    const program = async (ctx: DurableContext) => {
+      const receipt = await ctx.action(
+        'charge',
+        { amount: 9 },
+        {
+          run: async () => {
+            runs++;
+            throw new Error('the bank hung up');
+          },
+          lookup: async () => ({ found: 'ambiguous', reason: 'the bank does not know yet' }),
+        },
+      );
+      return { receipt };
+    };
+    const first = await durableRun(store, base, program);
+    expect(first).toMatchObject({ status: 'blocked', note: expect.stringContaining('ambiguous') });
+    if (first.status !== 'blocked') return;
+    expect(await store.getAction(scope, first.action_id)).toMatchObject({ status: 'UNKNOWN' });
+    const still = await durableRun(store, base, program);
+    expect(still).toMatchObject({ status: 'blocked', action_id: first.action_id });
+    await store.resolveAction(scope, first.action_id, {
+      status: 'SUCCESS',
+      result: 'rcpt-9',
+      note: 'checked by hand',
+    });
+    const out = await durableRun(store, base, program);
+    expect(out).toMatchObject({ status: 'done', value: { receipt: 'rcpt-9' }, resumed: true });
+    expect(runs).toBe(1);
+  });
+
+  it('fails an action the downstream rejects; a run that does not catch it fails, and the next call starts anew', async () => {
+    const { scope, base } = await session();
+    let caught: unknown = null;
+    const program = (catchIt: boolean) => async (ctx: DurableContext) => {
+      try {
+        await ctx.action(
+          'charge',
+          { amount: 1 },
+          {
+            run: async () => {
+              throw new ToolError('rejected', 'card_declined', 'the card was declined');
+            },
+          },
+        );
+      } catch (error) {
+        caught = error;
+        if (!catchIt) throw error;
+      }
+      return 'declined';
+    };
+    const failed = await durableRun(store, base, program(false));
+    expect(failed).toMatchObject({ status: 'failed', error: { code: 'card_declined' } });
+    expect(caught).toBeInstanceOf(ActionFailedError);
+    expect(await store.getTask(scope, failed.task_id)).toMatchObject({ state: 'FAILED' });
+    const next = await durableRun(store, base, program(true));
+    expect(next).toMatchObject({ status: 'done', value: 'declined' });
+    expect(next.task_id).not.toBe(failed.task_id);
+  });
+
+  it('waits for input, refuses input its schema refuses, and goes on with valid input', async () => {
+    const { scope, sessionId, base } = await session();
+    const answer = z.object({ confirm: z.boolean() });
+    const program = async (ctx: DurableContext) => {
+      const made = await ctx.step('offer', () => ({ seat: '12A' }));
+      const reply = await ctx.waitForInput({ prompt: 'Book seat 12A?', schema: answer });
+      return { seat: made.seat, confirmed: reply.confirm };
+    };
+    const first = await durableRun(store, base, program);
+    expect(first).toMatchObject({ status: 'waiting', prompt: 'Book seat 12A?', input_used: false });
+    expect((await store.getSession(scope, sessionId))?.status).toBe('waiting_for_user');
+    expect(await durableRun(store, base, program)).toMatchObject({
+      status: 'waiting',
+      prompt: 'Book seat 12A?',
+    });
+    const bad = durableRun(store, { ...base, input: { confirm: 'yes' } }, program);
+    await expect(bad).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/^input: confirm/),
+    });
+    const out = await durableRun(store, { ...base, input: { confirm: true } }, program);
+    expect(out).toMatchObject({ status: 'done', value: { seat: '12A', confirmed: true }, input_used: true });
+    expect((await store.getSession(scope, sessionId))?.status).toBe('active');
+  });
+
+  it('gives a new run the input it was started with', async () => {
+    const { base } = await session();
+    const out = await durableRun(store, { ...base, input: 'to Shanghai' }, async (ctx) => {
+      const request = await ctx.waitForInput({ schema: z.string() });
+      return request.toUpperCase();
+    });
+    expect(out).toMatchObject({ status: 'done', value: 'TO SHANGHAI', input_used: true });
+  });
+
+  it('answers a finished run again for its key without running it again', async () => {
+    const { base } = await session();
+    let runs = 0;
+    const program = async (ctx: DurableContext) =>
+      ctx.action('book', null, {
+        run: async () => {
+          runs++;
+          return 'booked';
+        },
+      });
+    const first = await durableRun(store, { ...base, key: 'order-1' }, program);
+    const again = await durableRun(store, { ...base, key: 'order-1' }, program);
+    expect(again).toMatchObject({ status: 'done', value: 'booked', task_id: first.task_id, resumed: false });
+    expect(runs).toBe(1);
+    const other = await durableRun(store, { ...base, key: 'order-2' }, program);
+    expect(other.task_id).not.toBe(first.task_id);
+    expect(runs).toBe(2);
+  });
+
+  it('lets one run of a session go at a time: a second call gets conflict', async () => {
+    const { base } = await session();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const first = durableRun(store, base, async (ctx) => {
+      await ctx.step('hold', async () => {
+        started();
+        await held;
+        return 1;
+      });
+      return 'first';
+    });
+    await running;
+    await expect(durableRun(store, base, async () => 'second')).rejects.toMatchObject({ code: 'conflict' });
+    release();
+    expect(await first).toMatchObject({ status: 'done', value: 'first' });
+  });
+
+  it('refuses a replay whose code asks for something else than was recorded', async () => {
+    const { base } = await session();
+    await expect(
+      durableRun(store, base, async (ctx) => {
+        await ctx.step('a', () => 1);
+        throw new AgentStateError('store_unavailable', 'gone');
+      }),
+    ).rejects.toMatchObject({ code: 'store_unavailable' });
+    await expect(durableRun(store, base, async (ctx) => ctx.step('b', () => 2))).rejects.toMatchObject({
+      code: 'internal',
+      message: expect.stringContaining('replay diverged'),
+    });
+  });
+
+  it('refuses bad options and values that cannot be recorded with invalid_request', async () => {
+    const { scope, base } = await session();
+    const ok = async () => null;
+    await expect(durableRun(store, { ...base, name: '' }, ok)).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+    await expect(
+      durableRun(store, { scope: { tenant_id: 'x' } as unknown as Scope, sessionId: base.sessionId }, ok),
+    ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('scope') });
+    await expect(
+      durableRun(store, { ...base, input: { when: new Date() } as unknown as null }, ok),
+    ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('input.when') });
+    await expect(durableRun(store, { ...base, sessionId: newId('session') }, ok)).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    await expect(
+      durableRun(store, base, async (ctx) =>
+        ctx.step('when', () => new Date(), { schema: z.date() }).then((d) => d.toISOString()),
+      ),
+    ).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining('step when') });
+    const parallel = await durableRun(store, { ...base, name: 'parallel' }, async (ctx) => {
+      const both = await Promise.all([ctx.step('x', () => 1), ctx.step('y', () => 2)]);
+      return both;
+    }).catch((error: unknown) => error);
+    expect(parallel).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('one at a time'),
+    });
+    expect((await store.listTasks(scope, { state: 'DONE' })).items).toEqual([]);
+  });
+});
