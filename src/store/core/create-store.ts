@@ -32,7 +32,7 @@ import * as memory from './memory.js';
 import * as messages from './messages.js';
 import * as sessions from './sessions.js';
 import * as tasks from './tasks.js';
-import { checkBatch, commitTurn } from './turn.js';
+import { checkBatch, commitTurn, listOpenTasks } from './turn.js';
 
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;
@@ -403,7 +403,19 @@ export class CoreStore implements t.StateStore {
       this.v.scope(scope);
       return checkBatch(this.settingsEnv(), batch);
     };
-    return this.write(check, (op, checked) => commitTurn(op, scope, checked));
+    if (this.driver.listsAfterCommit !== true) {
+      return this.write(check, (op, checked) => commitTurn(op, scope, checked));
+    }
+    return this.write(check, async (op, checked) => ({
+      written: await commitTurn(op, scope, checked, false),
+      checked,
+    })).then(async ({ written, checked }) => {
+      const open = await this.read(
+        () => undefined,
+        (op) => listOpenTasks(op, scope, checked),
+      );
+      return open === null ? written : { ...written, open_tasks: open };
+    });
   }
 
   // coordination

@@ -7,7 +7,7 @@
  * What a driver promises:
  * - `transaction` runs its work atomically: every write of it lands, or none does. A driver may run the
  *   work again (optimistic concurrency), so the work does nothing but call the transaction.
- * - Reads inside a transaction see the transaction's own writes.
+ * - Reads inside a transaction see the transaction's own writes (lists too, unless `listsAfterCommit`).
  * - `insert*` writes a new record and answers false, writing nothing, when its id is taken in its tenant.
  * - `replace*` writes a new version of a record only while the stored one is still `previous` (same
  *   version, status or expiry, as each method says), so a driver with weaker isolation stays correct;
@@ -191,6 +191,11 @@ export interface StoreDriver extends DriverMaintenance {
   /** The store's name in `StateStore.adapter` and in every error message. */
   readonly name: string;
   readonly capabilities: StoreCapabilities;
+  /**
+   * True when a list read inside a transaction does not see the transaction's own writes (an optimistic
+   * driver that sends its writes at commit): the core then lists a turn's open tasks right after it commits.
+   */
+  readonly listsAfterCommit?: boolean;
   /** Runs `work` atomically (see the header). */
   transaction<T>(work: (tx: DriverTx) => Promise<T>): Promise<T>;
   /** Runs reads, in one consistent view where the storage has one. */

@@ -23,7 +23,7 @@ import {
 import { MAX_PAGE_LIMIT, type Scope, type TurnBatch, type TurnResult } from '../types.js';
 import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
-import type { CoreEnv, WriteOp } from './context.js';
+import type { CoreEnv, Op, WriteOp } from './context.js';
 import { releaseLease } from './coordination.js';
 import { checkNewMemory, writeMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
@@ -120,7 +120,21 @@ export function checkBatch(env: CoreEnv, batch: TurnBatch) {
   };
 }
 
-export async function commitTurn(op: WriteOp, scope: Scope, b: CheckedBatch): Promise<TurnResult> {
+/** The open tasks a batch asks for, as they are now. */
+export async function listOpenTasks(op: Op, scope: Scope, b: CheckedBatch): Promise<Task[] | null> {
+  if (b.listOpen === null) return null;
+  const filter = { session_id: b.listOpen.session_id, states: OPEN_TASK_STATES };
+  const open = await op.tx.listTasks(scope, filter, { after: null, limit: b.listOpen.limit });
+  return open.map((row) => row.rec);
+}
+
+/** Writes the batch; `listOpen` false leaves the open tasks to a read after the commit. */
+export async function commitTurn(
+  op: WriteOp,
+  scope: Scope,
+  b: CheckedBatch,
+  listOpen = true,
+): Promise<TurnResult> {
   let session: Session | null = null;
   const tasks: Task[] = [];
   const actions: Action[] = [];
@@ -148,11 +162,8 @@ export async function commitTurn(op: WriteOp, scope: Scope, b: CheckedBatch): Pr
     checkpoint,
     ...(b.putMemory ? { memory } : {}),
   };
-  if (b.listOpen !== null) {
-    const filter = { session_id: b.listOpen.session_id, states: OPEN_TASK_STATES };
-    const open = await op.tx.listTasks(scope, filter, { after: null, limit: b.listOpen.limit });
-    result = { ...result, open_tasks: open.map((row) => row.rec) };
-  }
+  const open = listOpen ? await listOpenTasks(op, scope, b) : null;
+  if (open !== null) result = { ...result, open_tasks: open };
   if (b.release === null) return result;
   return { ...result, lease_released: await releaseLease(op, scope, b.release.name, b.release.owner) };
 }
