@@ -11,8 +11,8 @@
 import { createHash, timingSafeEqual, webcrypto } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AgentStateError, invalidRequest } from '../core/errors.js';
+import { DEFAULT_TENANT, DEFAULT_USER, type HttpConfig, isLoopback, PRINCIPAL_ID } from '../server/config.js';
 import type { ReadScope, Scope } from '../store/types.js';
-import { DEFAULT_TENANT, DEFAULT_USER, type HttpConfig, isLoopback, PRINCIPAL_ID } from './config.js';
 import { createTokenCache } from './token-cache.js';
 
 export type Principal =

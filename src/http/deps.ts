@@ -2,11 +2,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { HttpConfig } from '../server/config.js';
+import type { TurnRunner } from '../server/turn-runner.js';
 import type { StateStore } from '../store/types.js';
 import type { Authenticator, Principal } from './auth.js';
-import type { HttpConfig } from './config.js';
 import type { Schemas } from './schemas.js';
-import type { TurnRunner } from './turn-runner.js';
 
 export type ZodApp = FastifyInstance<
   Server,

@@ -14,9 +14,9 @@ import {
   TaskStateSchema,
   ToolCallSchema,
 } from '../core/model.js';
+import { type HttpLimits, PRINCIPAL_ID } from '../server/config.js';
 import { MAX_CURSOR_LENGTH } from '../store/limits.js';
 import { MAX_PAGE_LIMIT } from '../store/types.js';
-import { type HttpLimits, PRINCIPAL_ID } from './config.js';
 
 /** A non-negative integer sent as a query-string digit string. */
 export function intQuery(min: number, max: number) {

@@ -16,26 +16,26 @@ import {
 import { AgentStateError } from '../core/errors.js';
 import { type InspectorOptions, isInspectorPath, registerInspector } from '../inspector/index.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
-import type { StateStore } from '../store/types.js';
-import { createAuthenticator } from './auth.js';
 import {
   assertStartable,
   DEFAULT_TENANT,
   type HttpConfig,
   type HttpConfigInput,
   resolveConfig,
-} from './config.js';
+} from '../server/config.js';
+import type { RuntimeSetup } from '../server/runtime-runner.js';
+import type { TurnRunner } from '../server/turn-runner.js';
+import type { StateStore } from '../store/types.js';
+import { createAuthenticator } from './auth.js';
 import type { RouteDeps, ZodApp } from './deps.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, MAX_PATH_PARAM_CHARS } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
 import { registerMetrics } from './metrics.js';
 import { registerRoutes } from './routes/index.js';
-import type { RuntimeSetup } from './runtime-runner.js';
 import { buildSchemas } from './schemas.js';
 import { createStdoutLogger } from './stdout-log.js';
 import { meteredTurns } from './turn-metrics.js';
-import type { TurnRunner } from './turn-runner.js';
 
 export interface ServerOptions {
   readonly store: StateStore;
@@ -167,7 +167,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   registerIdempotency(app, store, config.limits.idempotencyTtlSeconds);
   let turns = options.turns ?? null;
   if (turns === null && options.agents !== undefined) {
-    const { createRuntimeTurnRunner } = await import('./runtime-runner.js');
+    const { createRuntimeTurnRunner } = await import('../server/runtime-runner.js');
     turns = createRuntimeTurnRunner(store, options.agents);
   }
   if (turns !== null && options.metrics) turns = meteredTurns(turns, options.metrics, store);

@@ -7,8 +7,8 @@
  */
 import { AgentStateError } from '../core/errors.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
+import type { SessionRef, TurnRunner } from '../server/turn-runner.js';
 import type { StateStore } from '../store/types.js';
-import type { SessionRef, TurnRunner } from './turn-runner.js';
 
 function outcomeOf(error: unknown): string {
   return error instanceof AgentStateError ? error.code : 'error';

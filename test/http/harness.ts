@@ -5,11 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createAuthenticator } from '../../src/http/auth.js';
-import { type HttpConfigInput, resolveConfig } from '../../src/http/config.js';
 import type { ZodApp } from '../../src/http/deps.js';
-import type { RuntimeSetup } from '../../src/http/runtime-runner.js';
 import { createServer } from '../../src/http/server.js';
-import type { TurnRunner } from '../../src/http/turn-runner.js';
+import { type HttpConfigInput, resolveConfig } from '../../src/server/config.js';
+import type { RuntimeSetup } from '../../src/server/runtime-runner.js';
+import type { TurnRunner } from '../../src/server/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
 

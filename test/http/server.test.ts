@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../src/core/model.js';
-import { loadConfig, parseApiKeys, resolveConfig } from '../../src/http/config.js';
 import { createServer } from '../../src/http/server.js';
+import { loadConfig, parseApiKeys, resolveConfig } from '../../src/server/config.js';
 import { openStore } from '../../src/store/open.js';
 import { call, rand, startTestServer } from './harness.js';
 

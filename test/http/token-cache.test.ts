@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createAuthenticator } from '../../src/http/auth.js';
-import { resolveConfig } from '../../src/http/config.js';
 import { createTokenCache } from '../../src/http/token-cache.js';
+import { resolveConfig } from '../../src/server/config.js';
 
 function setup() {
   const tenant = `t${randomBytes(4).toString('hex')}`;

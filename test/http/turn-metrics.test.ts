@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import { AgentStateError } from '../../src/core/errors.js';
 import type { Session } from '../../src/core/model.js';
-import { resolveConfig } from '../../src/http/config.js';
 import type { ZodApp } from '../../src/http/deps.js';
 import { createServer } from '../../src/http/server.js';
 import { meteredTurns } from '../../src/http/turn-metrics.js';
-import type { TurnResponse, TurnRunner } from '../../src/http/turn-runner.js';
 import { createMetrics } from '../../src/observability/metrics.js';
+import { resolveConfig } from '../../src/server/config.js';
+import type { TurnResponse, TurnRunner } from '../../src/server/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
 

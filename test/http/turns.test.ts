@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import type { Message, Session } from '../../src/core/model.js';
-import type { TurnResponse } from '../../src/http/turn-runner.js';
+import type { TurnResponse } from '../../src/server/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
 import { call, startTestServer, type TestServer } from './harness.js';

@@ -1,6 +1,6 @@
 /** The chat on a store directly (`--store URL`): the runtime runs in this process. */
 import { OPEN_TASK_STATES, type Session, type Task } from '../../core/model.js';
-import { createRuntimeTurnRunner } from '../../http/runtime-runner.js';
+import { createRuntimeTurnRunner } from '../../server/runtime-runner.js';
 import { openStore } from '../../store/open.js';
 import type { Scope } from '../../store/types.js';
 import { linkRuntime } from '../commands/runtime-link.js';

@@ -6,9 +6,9 @@
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
-import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../http/config.js';
-import type { TurnThreads } from '../../http/turn-threads/pool.js';
-import { MAX_TURN_THREADS } from '../../http/turn-threads/pool.js';
+import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../server/config.js';
+import type { TurnThreads } from '../../server/turn-threads/pool.js';
+import { MAX_TURN_THREADS } from '../../server/turn-threads/pool.js';
 import { openStore } from '../../store/open.js';
 import { CliError, isInProcessStore, prepareDataDir, storeUrlOf } from '../context.js';
 import { parsePort, portFromEnv } from './parse.js';
@@ -135,7 +135,10 @@ export function registerServeCommands(program: Command): void {
       `port; 0 picks a free one (env AGENTSTATE_PORT, default ${DEFAULT_PORT})`,
       parsePort,
     )
-    .option('--agents <module>', 'a module exporting more agents for turns, besides the built-in ones')
+    .option(
+      '--agents <module>',
+      'a module exporting more agents (and their tools) for turns, besides the built-in ones',
+    )
     .option('--data-dir <dir>', 'where the demo tools keep their work and ledgers', '.agentstate')
     .option(
       '--workers <n>',
@@ -180,12 +183,12 @@ export function registerServeCommands(program: Command): void {
       // A server keeps its PostgreSQL connections open from the start: its first burst finds them ready.
       const raw = await openStore(url, { postgresWarmPool: true });
       const store = instrumentStore(raw, metrics);
-      // Loaded here, not at the top, so that the other commands start fast.
-      const { createServer } = await import('../../http/server.js');
-      const { installGracefulShutdown } = await import('../../http/shutdown.js');
+      // Loaded here, not at the top, so that the other commands start fast. The server factory is the
+      // library's, as an application of its own would import it.
+      const { createServer, installGracefulShutdown } = await import('../../index.js');
       const { startSweeper } = await import('../../lifecycle/sweeper.js');
       const { linkRuntime } = await import('./runtime-link.js');
-      const { createRuntimeTurnRunner } = await import('../../http/runtime-runner.js');
+      const { createRuntimeTurnRunner } = await import('../../server/runtime-runner.js');
       let runtime: Awaited<ReturnType<typeof linkRuntime>> | null = null;
       let threads: TurnThreads | null = null;
       try {
@@ -193,13 +196,11 @@ export function registerServeCommands(program: Command): void {
         const linked = runtime;
         const local = createRuntimeTurnRunner(store, runtime.setup);
         if (turnThreads > 0) {
-          const { startTurnThreads } = await import('../../http/turn-threads/pool.js');
+          const { startTurnThreads } = await import('../../server/turn-threads/pool.js');
           threads = await startTurnThreads({
             threads: turnThreads,
             storeUrl: url,
-            dataDir: options.dataDir,
-            ...(options.agents === undefined ? {} : { agentsModule: options.agents }),
-            airlineUrl: runtime.airlineUrl,
+            modules: runtime.modules,
             local,
             onThreadExit: (index, reason) =>
               process.stderr.write(

@@ -4,10 +4,10 @@
  * fit), or from the runtime's own builder when it has one.
  */
 import { buildContext } from '../../context/index.js';
+import { ContextResponseSchema } from '../../server/turn-runner.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { SessionParams } from '../schemas.js';
-import { ContextResponseSchema } from '../turn-runner.js';
 import { ERRORS, requireSession } from './common.js';
 
 const DEFAULT_MAX_TOKENS = 4000;

@@ -6,12 +6,12 @@
  * whole turn, so the second request answers 409 (`conflict`) and may be sent again once the first is done.
  */
 import { CheckpointSchema, type Session } from '../../core/model.js';
+import { TurnResponseSchema, type TurnRunner } from '../../server/turn-runner.js';
 import type { Scope } from '../../store/types.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { notImplemented } from '../errors.js';
 import { pageOf, SessionParams } from '../schemas.js';
-import { TurnResponseSchema, type TurnRunner } from '../turn-runner.js';
 import { ERRORS, requireSession } from './common.js';
 
 function ownerScope(session: Session): Scope {

@@ -5,14 +5,14 @@
  */
 import { AgentStateError, type ErrorCode } from '../../core/errors.js';
 import type { Scope } from '../../store/types.js';
+import type { AgentsModuleRef } from '../agents-modules.js';
 import type { SessionRef, TurnResponse } from '../turn-runner.js';
 
 /** What a turn thread is started with (its workerData). */
 export interface TurnThreadData {
   readonly storeUrl: string;
-  readonly dataDir: string;
-  readonly agentsModule: string | null;
-  readonly airlineUrl: string;
+  /** The agents modules the thread's runtime is built from (agents-modules.ts). */
+  readonly modules: readonly AgentsModuleRef[];
   /** The SQLite write locks of the main thread (thread-write-lock.ts), shared with the thread. */
   readonly writeLocks: [string, SharedArrayBuffer][];
 }

@@ -3,9 +3,11 @@
  * own store connection and agent runtime (thread-main.ts), run the turns; the main thread keeps HTTP,
  * authentication and every other route. A turn goes to the thread with the fewest turns in flight (of
  * those, the one that ran the session's last turn), so a burst of heavy turns (bookings, each waiting for
- * the airline) spreads over the cores instead of queueing on one. What a turn may do is unchanged: a session's lease still keeps two turns of it from running at
- * once, whichever threads they land on, and on SQLite the threads' writes take one lock in shared memory
- * (thread-write-lock.ts) instead of retrying on SQLITE_BUSY.
+ * a downstream service) spreads over the cores instead of queueing on one. What a turn may do is unchanged:
+ * a session's lease still keeps two turns of it from running at once, whichever threads they land on, and
+ * on SQLite the threads' writes take one lock in shared memory (thread-write-lock.ts) instead of retrying
+ * on SQLITE_BUSY. Each thread builds its runtime from the same agents modules as the main thread
+ * (agents-modules.ts), so its tools call the same downstream services.
  *
  * A thread that dies (it should not) fails the turns it was running with `internal` and is started again.
  */
@@ -16,6 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
+import type { AgentsModuleRef } from '../agents-modules.js';
 import { applyServerHeapPolicyToNewThreads } from '../heap-policy.js';
 import type { SessionRef, TurnResponse, TurnRunner } from '../turn-runner.js';
 import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
@@ -23,10 +26,11 @@ import { type FromThread, receivedError, type ToThread, type TurnThreadData } fr
 export interface TurnThreadsOptions {
   readonly threads: number;
   readonly storeUrl: string;
-  readonly dataDir: string;
-  readonly agentsModule?: string;
-  /** The demo airline every thread books with (the main thread's, so there is one ledger). */
-  readonly airlineUrl: string;
+  /**
+   * The agents modules every thread builds its runtime from, with their options: the main thread's, so
+   * that every thread's tools call the same downstream services.
+   */
+  readonly modules: readonly AgentsModuleRef[];
   /** The main thread's own runner: agent names, checkpoints and context are read there. */
   readonly local: TurnRunner;
   /** Told when a thread stops unexpectedly (it is started again). */
@@ -141,9 +145,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   applyServerHeapPolicyToNewThreads();
   const data: TurnThreadData = {
     storeUrl: options.storeUrl,
-    dataDir: options.dataDir,
-    agentsModule: options.agentsModule ?? null,
-    airlineUrl: options.airlineUrl,
+    modules: options.modules,
     writeLocks: writeLockBuffers(),
   };
   const threads: (TurnThread | null)[] = [];

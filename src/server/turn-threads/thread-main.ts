@@ -4,11 +4,11 @@
  * authentication and every other route; turns, the heaviest work, go on the machine's other cores.
  */
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
-import { linkRuntime } from '../../cli/commands/runtime-link.js';
 import { instrumentStore } from '../../observability/instrumented-store.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { openStore } from '../../store/open.js';
 import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
+import { type LinkedAgents, linkAgentsModules } from '../agents-modules.js';
 import { createRuntimeTurnRunner } from '../runtime-runner.js';
 import type { TurnResponse } from '../turn-runner.js';
 import { type FromThread, sendableError, type ToThread, type TurnThreadData } from './protocol.js';
@@ -34,9 +34,9 @@ async function start(): Promise<void> {
     }),
     metrics,
   );
-  let runtime: Awaited<ReturnType<typeof linkRuntime>>;
+  let runtime: LinkedAgents;
   try {
-    runtime = await linkRuntime(data.dataDir, data.agentsModule ?? undefined, data.airlineUrl);
+    runtime = await linkAgentsModules(data.modules);
   } catch (error) {
     await store.close();
     throw error;
@@ -67,7 +67,6 @@ async function start(): Promise<void> {
       case 'close':
         void (async () => {
           await Promise.allSettled([...inFlight]);
-          await runtime.close();
           await store.close();
           port.close();
         })();

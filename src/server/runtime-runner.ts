@@ -1,0 +1,111 @@
+/**
+ * The agent runtime behind the HTTP routes: `runTurn` for `POST .../turns`, `resumeRun` for
+ * `POST .../resume`, and a session's checkpoints gathered from the runs its messages name.
+ * A second turn of a session while one runs gets the runtime's lease `conflict` (HTTP 409). Turns of
+ * different sessions in flight at once go on oldest first (turn-scheduler.ts).
+ */
+import { buildContext } from '../context/build.js';
+import { taskTypesFrom } from '../context/describe.js';
+import { AgentStateError } from '../core/errors.js';
+import { type Checkpoint, OPEN_TASK_STATES } from '../core/model.js';
+import {
+  listSessionRuns,
+  type RuntimeOptions,
+  resumeRun,
+  runTurn,
+  type TurnOutput,
+} from '../runtime/index.js';
+import { loadSnapshot } from '../runtime/snapshot.js';
+import { TurnScheduler } from '../runtime/turn-scheduler.js';
+import type { Page, Scope, StateStore } from '../store/types.js';
+import type { SessionRef, TurnResponse, TurnRunner } from './turn-runner.js';
+
+/** Everything of RuntimeOptions that does not change per request. */
+export type RuntimeSetup = Omit<RuntimeOptions, 'store' | 'scope' | 'sessionId'>;
+
+/** The most open tasks a session shows. */
+const OPEN_TASKS_SHOWN = 100;
+
+/** How many of a session's newest runs the checkpoint history covers. */
+const RUNS_SCANNED = 50;
+
+function response(output: TurnOutput): TurnResponse {
+  return { ...output };
+}
+
+export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
+  const scheduler = new TurnScheduler();
+  const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: SessionRef) =>
+    scheduler.run(store, (seen) => run({ ...setup, store: seen, scope, sessionId: session.id }));
+  return {
+    agentNames: () => setup.agents.names(),
+    async runTurn(scope, session, input) {
+      return response(await scheduled((options) => runTurn({ ...options, input }), scope, session));
+    },
+    async resume(scope, session) {
+      const output = await scheduled(resumeRun, scope, session);
+      if (output === null) {
+        throw new AgentStateError(
+          'conflict',
+          `session ${session.id} has no run to resume: send a turn first`,
+          {
+            details: { session_id: session.id },
+          },
+        );
+      }
+      return response(output);
+    },
+    async openTasks(session) {
+      const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
+      const own = await store.listTasks(owner, {
+        session_id: session.id,
+        state: OPEN_TASK_STATES,
+        limit: OPEN_TASKS_SHOWN,
+      });
+      const name = session.agent ?? setup.agent;
+      const agent = name === undefined ? undefined : setup.agents.get(name);
+      if (agent === undefined || session.status === 'ended' || session.status === 'expired') return own.items;
+      const next = await loadSnapshot(store, owner, session.id, agent, session);
+      const carried = next.tasks.filter((task) => task.session_id !== session.id);
+      return [...own.items, ...carried.slice(0, Math.max(0, OPEN_TASKS_SHOWN - own.items.length))];
+    },
+    /**
+     * What a model call of the session's next turn would see: built as the runtime builds it, with the
+     * agent's instructions, the open tasks the turn would load (this session's and orphans it would take
+     * over) and what each task still misses.
+     */
+    async context(scope, session, maxTokens) {
+      const name = session.agent ?? setup.agent;
+      const agent = name === undefined ? undefined : setup.agents.get(name);
+      const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
+      const built =
+        agent === undefined
+          ? await buildContext({ store, scope, sessionId: session.id, maxTokens })
+          : await buildContext({
+              store,
+              scope: owner,
+              sessionId: session.id,
+              maxTokens,
+              instructions: agent.description,
+              tasks: (await loadSnapshot(store, owner, session.id, agent, session)).tasks,
+              taskTypes: taskTypesFrom(agent.taskTypes),
+            });
+      return { ...built, messages: built.messages.map((m) => ({ ...m })) };
+    },
+    async checkpoints(scope, session, limit, before): Promise<Page<Checkpoint>> {
+      const all: Checkpoint[] = [];
+      for (const run of await listSessionRuns(store, scope, session.id, RUNS_SCANNED)) {
+        all.push(...(await store.listCheckpoints(scope, run.run_id, { limit: 500 })).items);
+      }
+      all.sort((a, b) =>
+        a.created_at === b.created_at ? b.step - a.step : a.created_at < b.created_at ? 1 : -1,
+      );
+      const found = before === null ? -1 : all.findIndex((c) => c.id === before);
+      if (before !== null && found < 0) return { items: [], next_cursor: null };
+      const start = found + 1;
+      const items = all.slice(start, start + limit);
+      const last = items.at(-1);
+      return { items, next_cursor: start + limit < all.length && last ? last.id : null };
+    },
+  };
+}
