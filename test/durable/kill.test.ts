@@ -1,0 +1,215 @@
+/**
+ * Durable runs in real child processes killed with SIGKILL, on a SQLite file and on PostgreSQL: a run
+ * killed at a step boundary, after a store write or inside an action (before or after its effect) is
+ * continued by a new process and finishes with the values the killed one had recorded; the effect log the
+ * tools append to holds each effect exactly once, under the key the store recorded. A run that waits for
+ * input is continued by another process with the input; input its schema refuses is `invalid_request`.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonValue } from '../../src/core/json.js';
+import { typeScriptLoaderArgs } from '../../src/process/typescript-child.js';
+import type { Scope, StateStore } from '../../src/store/types.js';
+import { freshScope, postgresStore, sqliteStore, type TestStore, tempDir } from './stores.js';
+
+const temp = tempDir();
+const stores: TestStore[] = [sqliteStore(temp.dir, 'kill.db'), postgresStore()];
+afterAll(async () => {
+  for (const s of stores) await s.cleanup();
+  temp.cleanup();
+});
+const script = join(import.meta.dirname, 'child.ts');
+
+type Event = { readonly event: string } & { readonly [key: string]: JsonValue };
+
+interface ChildRun {
+  readonly events: Event[];
+  readonly signal: NodeJS.Signals | null;
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+function runChild(args: string[], env: Record<string, string> = {}): Promise<ChildRun> {
+  const child = spawn(process.execPath, [...typeScriptLoaderArgs(), script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const events: Event[] = [];
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line) as Event));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ events, signal, code, stderr }));
+  });
+}
+
+function effectsIn(log: string): { step: string; key: string; result: string }[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { step: string; key: string; result: string });
+}
+
+function callsIn(log: string): string[] {
+  const file = `${log}.calls`;
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+function resultOf(run: ChildRun): JsonValue {
+  const last = run.events.at(-1);
+  if (last?.event !== 'result')
+    throw new Error(`the child did not finish: ${JSON.stringify(last)} ${run.stderr}`);
+  return last.result ?? null;
+}
+
+/** Kill points of the booking run: step boundaries, every store write, inside both actions. */
+const KILLS = [
+  'write:1',
+  'write:2',
+  'after-quote',
+  'write:3',
+  'charge:before_effect',
+  'charge:after_effect',
+  'write:4',
+  'after-charge',
+  'ship:before_effect',
+  'ship:after_effect',
+  'write:6',
+  'write:7',
+];
+
+describe.each(stores)('durable runs killed with SIGKILL on $name', (testStore) => {
+  let store: StateStore;
+  beforeAll(async () => {
+    store = await testStore.open();
+  });
+  afterAll(async () => {
+    await store.close();
+  });
+
+  async function scenario(): Promise<{ scope: Scope; sessionId: string; log: string; args: string[] }> {
+    const scope = freshScope();
+    const { id } = await store.createSession(scope, { agent: null });
+    const log = join(temp.dir, `effects-${id}.jsonl`);
+    return {
+      scope,
+      sessionId: id,
+      log,
+      args: [testStore.url ?? '', scope.tenant_id, scope.user_id, id, log],
+    };
+  }
+
+  async function actionsOf(scope: Scope, sessionId: string) {
+    const tasks = await store.listTasks(scope, { session_id: sessionId });
+    const all = [];
+    for (const task of tasks.items) all.push(...(await store.listActions(scope, { task_id: task.id })).items);
+    return all;
+  }
+
+  it.each(KILLS)(
+    'killed at %s, the run is continued by another process: recorded values replayed, each effect once',
+    async (killAt) => {
+      const { scope, sessionId, log, args } = await scenario();
+      const owner = `owner-${sessionId}`;
+      const killed = await runChild([...args, 'booking'], { DURABLE_KILL_AT: killAt, DURABLE_OWNER: owner });
+      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      expect(killed.events.at(-1)).toEqual({ event: 'point', point: killAt });
+      const resumed = await runChild([...args, 'booking'], { DURABLE_OWNER: owner });
+      const result = resultOf(resumed);
+      expect(result).toMatchObject({ status: 'done', resumed: killAt !== 'write:7' });
+      // The values the killed process saw, when its quote step was stored before the kill, come back.
+      const seen = killed.events.find((e) => e.event === 'quote');
+      const value = (result as { value: { at: number; quote: JsonValue } }).value;
+      if (seen !== undefined) expect({ at: value.at, quote: value.quote }).toEqual(seen.value);
+      expect(callsIn(log)).toEqual(['quote']);
+      // Each effect exactly once, under the key the store recorded for its action, which is SUCCESS.
+      const effects = effectsIn(log);
+      expect(effects.map((e) => e.step).sort()).toEqual(['charge', 'ship']);
+      const actions = await actionsOf(scope, sessionId);
+      expect(actions.map((a) => [a.tool, a.status]).sort()).toEqual([
+        ['charge', 'SUCCESS'],
+        ['ship', 'SUCCESS'],
+      ]);
+      for (const effect of effects) {
+        const action = actions.find((a) => a.tool === effect.step);
+        expect(action?.idempotency_key).toBe(effect.key);
+        expect(action?.result).toBe(effect.result);
+      }
+      expect(value).toMatchObject({ charge: effects[0]?.result, ticket: effects[1]?.result });
+    },
+    60_000,
+  );
+
+  it('an action killed after its effect, whose lookup cannot tell, waits for a person and then goes on', async () => {
+    const { scope, sessionId, log, args } = await scenario();
+    const env = { DURABLE_OWNER: `owner-${sessionId}`, DURABLE_LOOKUP: 'ambiguous' };
+    const killed = await runChild([...args, 'booking'], { ...env, DURABLE_KILL_AT: 'ship:after_effect' });
+    expect(killed.signal).toBe('SIGKILL');
+    const blocked = resultOf(await runChild([...args, 'booking'], env));
+    expect(blocked).toMatchObject({ status: 'blocked', note: expect.stringContaining('ambiguous') });
+    const actionId = (blocked as { action_id: string }).action_id;
+    expect(await store.getAction(scope, actionId)).toMatchObject({ tool: 'ship', status: 'UNKNOWN' });
+    const [, ship] = effectsIn(log);
+    await store.resolveAction(scope, actionId, {
+      status: 'SUCCESS',
+      result: ship?.result ?? null,
+      note: 'seen',
+    });
+    const done = resultOf(await runChild([...args, 'booking'], env));
+    expect(done).toMatchObject({ status: 'done', value: { ticket: ship?.result } });
+    expect(effectsIn(log).map((e) => e.step)).toEqual(['charge', 'ship']);
+    expect((await actionsOf(scope, sessionId)).map((a) => a.status)).toEqual(['SUCCESS', 'SUCCESS']);
+  });
+
+  it('a run waiting for input is continued by another process; refused input changes nothing', async () => {
+    const { scope, sessionId, log, args } = await scenario();
+    const first = await runChild([...args, 'confirm']);
+    expect(first.code).toBe(0);
+    expect(resultOf(first)).toMatchObject({ status: 'waiting', prompt: 'Book seat 12A?' });
+    const offer = first.events.find((e) => e.event === 'offer')?.value;
+
+    const refused = await runChild([...args, 'confirm', JSON.stringify({ confirm: 'yes please' })]);
+    expect(refused.code).toBe(2);
+    expect(refused.events.at(-1)).toMatchObject({
+      event: 'error',
+      code: 'invalid_request',
+      message: expect.stringMatching(/^input: confirm: /),
+    });
+    expect(await store.listTasks(scope, { session_id: sessionId })).toMatchObject({
+      items: [{ state: 'EXECUTING', data: { waiting: { prompt: 'Book seat 12A?' } } }],
+    });
+
+    const answered = await runChild([...args, 'confirm', JSON.stringify({ confirm: true })]);
+    const done = resultOf(answered);
+    expect(done).toMatchObject({ status: 'done', input_used: true, resumed: true, value: { offer } });
+    expect(callsIn(log)).toEqual(['offer']);
+    expect(effectsIn(log).map((e) => e.step)).toEqual(['book']);
+    expect((await store.getSession(scope, sessionId))?.status).toBe('active');
+  });
+
+  it('a run killed right after it took its input keeps waiting for it; the next input is taken once', async () => {
+    const { sessionId, log, args } = await scenario();
+    const env = { DURABLE_OWNER: `owner-${sessionId}` };
+    expect(resultOf(await runChild([...args, 'confirm'], env))).toMatchObject({ status: 'waiting' });
+    // The child's writes: the answer is stored by write 1; a kill inside the book action comes after it.
+    const killed = await runChild([...args, 'confirm', JSON.stringify({ confirm: true })], {
+      ...env,
+      DURABLE_KILL_AT: 'book:after_effect',
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    const resumed = resultOf(await runChild([...args, 'confirm'], env));
+    expect(resumed).toMatchObject({
+      status: 'done',
+      input_used: false,
+      value: { booked: expect.any(String) },
+    });
+    expect(effectsIn(log).map((e) => e.step)).toEqual(['book']);
+  });
+});
