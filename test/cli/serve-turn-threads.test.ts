@@ -3,11 +3,11 @@
  * of their own, and nothing a client sees changes: a booking completes, one session's concurrent turns
  * still give one 200 and one 409, many users booking at once each get only their own data, errors raised
  * on a thread answer as on the main thread, the threads' store metrics are in /metrics, an `--agents`
- * module's agents run on the threads, SIGTERM finishes a turn in flight, and bad uses are refused in one
- * sentence. On PostgreSQL too (AGENTSTATE_TEST_POSTGRES_URL, or the README's default on 127.0.0.1).
+ * module's agents and tools run on the threads, SIGTERM finishes a turn in flight, and bad uses are refused
+ * in one sentence. On PostgreSQL too (AGENTSTATE_TEST_POSTGRES_URL, or the README's default on 127.0.0.1).
  */
 import type { ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -200,13 +200,46 @@ describe('agentstate serve --turn-threads 2 (SQLite)', { timeout: 180_000 }, () 
 });
 
 describe('agentstate serve --turn-threads: agents modules and refusals', { timeout: 120_000 }, () => {
-  it("runs an --agents module's agents on the threads", async () => {
+  it("runs an --agents module's agents and tools on the threads, beside the built-in ones", async () => {
     // .mts: a thread loads TypeScript through tsx's ES module hooks only (from the build, plain .js/.mjs).
+    // `travel` books with the built-in airline.book; `rail` with the module's own rail.book, which writes
+    // to a file under the dataDir every agents module is given, and names the thread it ran on.
     const agentsFile = join(tmp.dir, 'thread-agents.mts');
     const builtin = join(dirname(fileURLToPath(import.meta.url)), '../../src/agents/index.ts');
     writeFileSync(
       agentsFile,
-      `import { flightBookingAgent } from ${JSON.stringify(builtin)};\nexport const agents = [{ ...flightBookingAgent, name: 'travel' }];\n`,
+      [
+        "import { appendFileSync } from 'node:fs';",
+        "import { join } from 'node:path';",
+        "import { threadId } from 'node:worker_threads';",
+        `import { AirlineBookParams, flightBookingAgent, flightBookingTask } from ${JSON.stringify(builtin)};`,
+        'const railTask = {',
+        '  ...flightBookingTask,',
+        "  name: 'rail_booking',",
+        '  nextCall: (slots, results) => {',
+        '    const call = flightBookingTask.nextCall(slots, results);',
+        "    return call === null ? null : { ...call, tool: 'rail.book' };",
+        '  },',
+        '};',
+        'export const agents = [',
+        "  { ...flightBookingAgent, name: 'travel' },",
+        "  { ...flightBookingAgent, name: 'rail', taskTypes: [railTask] },",
+        '];',
+        'export function tools(options) {',
+        '  const book = {',
+        "    name: 'rail.book',",
+        "    description: 'books a train',",
+        '    params: AirlineBookParams,',
+        '    async execute(params, ctx) {',
+        '      const line = { key: ctx.idempotencyKey, passenger: params.passenger_name, thread: threadId };',
+        "      appendFileSync(join(options.dataDir, 'rail.jsonl'), JSON.stringify(line) + '\\n');",
+        "      return { booking_id: 'rail-' + threadId };",
+        '    },',
+        '  };',
+        '  return [book];',
+        '}',
+        '',
+      ].join('\n'),
     );
     const served = await serve([
       '--store',
@@ -219,6 +252,13 @@ describe('agentstate serve --turn-threads: agents modules and refusals', { timeo
     const session = await newSession(served.url, 'kay', 'travel');
     const replies = await book(served.url, session, 'Kay Travel');
     expect(replies.at(-1)).toMatch(/Booking reference bk_\w+\.$/);
+    const rail = await newSession(served.url, 'kay', 'rail');
+    const railReplies = await book(served.url, rail, 'Kay Rail');
+    expect(railReplies.at(-1)).toMatch(/Booking reference rail-[1-9]\d*\.$/);
+    const lines = readFileSync(join(tmp.dir, 'data', 'rail.jsonl'), 'utf8')
+      .trim()
+      .split('\n');
+    expect(lines.map((line) => JSON.parse(line).passenger)).toEqual(['Kay Rail']);
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
   });
