@@ -58,6 +58,7 @@ function never(): Promise<never> {
 
 export class DurableRunContext implements DurableContext {
   private busy = false;
+  private over = false;
   private stopped: RunPaused | null = null;
   private actions = 0;
   private input: { readonly value: JsonValue } | null;
@@ -93,8 +94,14 @@ export class DurableRunContext implements DurableContext {
     return this.used;
   }
 
-  /** One call at a time; after a pause, every call throws it again. */
+  /** Called when `durableRun` returns: the context records nothing more. */
+  close(): void {
+    this.over = true;
+  }
+
+  /** One call at a time; after a pause, every call throws it again; none once the run is over. */
   private async guard<T>(work: () => Promise<T>): Promise<T> {
+    if (this.over) throw invalidRequest('durable context: the run is over; it records nothing more');
     if (this.stopped !== null) throw this.stopped;
     if (this.busy) {
       throw invalidRequest('durable context: calls are one at a time (await each before the next)');
@@ -190,7 +197,7 @@ export class DurableRunContext implements DurableContext {
             expected_version: task.version,
             patch: {
               state: done ? 'DONE' : 'FAILED',
-              status_line: done ? 'done' : `failed: ${String(outcome.error.message)}`,
+              status_line: done ? 'done' : `failed: ${String(outcome.error.message)}`.slice(0, 500),
               data: { ...data, ...outcome },
               cause: done ? 'the run finished' : 'the run failed',
             },

@@ -173,31 +173,49 @@ export async function durableRun<R>(
       input_used: ctx.inputUsed,
     });
     await ctx.start();
-    let value: R;
     try {
-      value = await fn(ctx);
-    } catch (error) {
-      await rt.settle().catch(() => undefined);
-      const pause = ctx.pause ?? (error instanceof RunPaused ? error.pause : null);
-      if (pause !== null) return paused(pause, base());
-      if (isAgentStateError(error)) throw error;
-      const failure = {
-        code: error instanceof ActionFailedError ? error.code : 'error',
-        message: error instanceof Error ? error.message : String(error),
-      };
-      await ctx.finish({ error: failure });
-      await prune(store, scope, header.run_id, keep);
-      return { ...base(), status: 'failed', error: failure };
+      return await runCode(ctx, rt, fn, codec, base, keep);
+    } finally {
+      ctx.close();
     }
-    // Code that caught the pause and returned anyway: the run is paused all the same.
-    if (ctx.pause !== null) return paused(ctx.pause, base());
-    const result = roundTrip(codec, value, 'the run result');
-    await ctx.finish({ result: result.json });
-    await prune(store, scope, header.run_id, keep);
-    return { ...base(), status: 'done', value: result.value };
   } finally {
     await lease.release();
   }
+}
+
+/** Runs the code over the context and writes how it ended. */
+async function runCode<R>(
+  ctx: DurableRunContext,
+  rt: RunContext<DurableHeader>,
+  fn: (ctx: DurableContext) => Promise<R>,
+  codec: Codec<R>,
+  base: () => Base,
+  keep: number | false,
+): Promise<DurableResult<R>> {
+  const { store, scope } = rt;
+  const runId = rt.header.run_id;
+  let value: R;
+  try {
+    value = await fn(ctx);
+  } catch (error) {
+    await rt.settle().catch(() => undefined);
+    const pause = ctx.pause ?? (error instanceof RunPaused ? error.pause : null);
+    if (pause !== null) return paused(pause, base());
+    if (isAgentStateError(error)) throw error;
+    const failure = {
+      code: error instanceof ActionFailedError ? error.code : 'error',
+      message: error instanceof Error ? error.message : String(error),
+    };
+    await ctx.finish({ error: failure });
+    await prune(store, scope, runId, keep);
+    return { ...base(), status: 'failed', error: failure };
+  }
+  // Code that caught the pause and returned anyway: the run is paused all the same.
+  if (ctx.pause !== null) return paused(ctx.pause, base());
+  const result = roundTrip(codec, value, 'the run result');
+  await ctx.finish({ result: result.json });
+  await prune(store, scope, runId, keep);
+  return { ...base(), status: 'done', value: result.value };
 }
 
 type Base = { run_id: string; task_id: string; resumed: boolean; input_used: boolean };

@@ -314,6 +314,21 @@ describe.each(stores)('durable runs on $name', (testStore) => {
     expect(await first).toMatchObject({ status: 'done', value: 'first' });
   });
 
+  it('records nothing once the run is over', async () => {
+    const { base } = await session();
+    let kept: DurableContext | null = null;
+    const out = await durableRun(store, base, async (ctx) => {
+      kept = ctx;
+      return 'over';
+    });
+    expect(out).toMatchObject({ status: 'done', value: 'over' });
+    const late = (kept as DurableContext | null)?.step('late', () => 1);
+    await expect(late).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('over'),
+    });
+  });
+
   it('refuses a replay whose code asks for something else than was recorded', async () => {
     const { base } = await session();
     await expect(
