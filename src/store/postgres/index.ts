@@ -27,6 +27,7 @@
 import pg from 'pg';
 import { storeUnavailable } from '../../core/errors.js';
 import { Checks } from '../core/checks.js';
+import { SqlCoreStore } from '../sql/core-store.js';
 import { migrate } from '../sql/migrate.js';
 import { SqlStore } from '../sql/store.js';
 import type { StateStore, StoreOptions } from '../types.js';
@@ -142,7 +143,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await end().catch(() => undefined);
     throw storeUnavailable('postgres', error);
   }
-  return new SqlStore('postgres', driver, options, end);
+  // The tiered store's durable tier keeps its sessions in Redis: it runs on the SQL store of its own.
+  if (options.sessionsElsewhere === true) return new SqlStore('postgres', driver, options, end);
+  return new SqlCoreStore('postgres', driver, options, end);
 }
 
 /** Opens `count` connections of the pool at once (each asks the server once), then gives them back idle. */

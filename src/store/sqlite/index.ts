@@ -12,8 +12,8 @@
  */
 import { storeUnavailable } from '../../core/errors.js';
 import { Checks } from '../core/checks.js';
+import { SqlCoreStore } from '../sql/core-store.js';
 import { migrate } from '../sql/migrate.js';
-import { SqlStore } from '../sql/store.js';
 import type { StateStore, StoreOptions } from '../types.js';
 import { openSqliteDriver, type SqliteSynchronous } from './driver.js';
 
@@ -68,5 +68,5 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     await driver.close();
     throw storeUnavailable('sqlite', error);
   }
-  return new SqlStore('sqlite', driver, options);
+  return new SqlCoreStore('sqlite', driver, options);
 }

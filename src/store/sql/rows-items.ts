@@ -1,0 +1,180 @@
+/** Memory item, lease and request key rows of the SQL driver. */
+import { isoAt } from '../../core/clock.js';
+import type { JsonValue } from '../../core/json.js';
+import type { MemoryItem } from '../../core/model.js';
+import type { DriverTx, Listed, RequestKeyRow } from '../core/driver.js';
+import type { StoredResponse } from '../types.js';
+import { LIMIT_PARAM, type SqlParam } from './executor.js';
+import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
+import type { SqlTxEnv } from './tx-env.js';
+
+type ItemRows = Pick<
+  DriverTx,
+  | 'getMemory'
+  | 'listMemory'
+  | 'putMemory'
+  | 'deleteMemory'
+  | 'getLease'
+  | 'putLease'
+  | 'deleteLease'
+  | 'getRequestKey'
+  | 'putRequestKey'
+  | 'deleteRequestKey'
+>;
+
+const ms = (iso: unknown) => Date.parse(String(iso));
+
+export function itemRows({ q }: SqlTxEnv): ItemRows {
+  return {
+    async getMemory(scope, namespace, key) {
+      const row = await q.get(
+        `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`,
+        [scope.tenant_id, scope.user_id, namespace, key],
+      );
+      return row === undefined ? null : toMemory(row);
+    },
+    async listMemory(scope, namespace, filter, page) {
+      const conditions = [
+        'tenant_id = ?',
+        'user_id = ?',
+        'namespace = ?',
+        '(expires_at IS NULL OR expires_at > ?)',
+      ];
+      const params: SqlParam[] = [scope.tenant_id, scope.user_id, namespace, filter.liveAt];
+      if (filter.prefix !== '') {
+        conditions.push('substr(key, 1, length(CAST(? AS TEXT))) = ?');
+        params.push(filter.prefix, filter.prefix);
+      }
+      if (typeof page.after === 'string') {
+        conditions.push('key > ?');
+        params.push(page.after);
+      }
+      const rows = await q.all(
+        `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
+        [...params, page.limit],
+      );
+      return rows.map((row): Listed<MemoryItem> => ({ rec: toMemory(row), pos: String(row.key) }));
+    },
+    async putMemory(item) {
+      await q.run(
+        `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+          ON CONFLICT (tenant_id, user_id, namespace, key) DO UPDATE SET value = excluded.value,
+          created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
+        [
+          item.tenant_id,
+          item.user_id,
+          item.namespace,
+          item.key,
+          toJson(item.value),
+          item.created_at,
+          item.updated_at,
+          item.expires_at,
+        ],
+      );
+    },
+    async deleteMemory(scope, namespace, key) {
+      await q.run('DELETE FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?', [
+        scope.tenant_id,
+        scope.user_id,
+        namespace,
+        key,
+      ]);
+    },
+    async getLease(scope, name) {
+      const row = await q.get(
+        'SELECT owner, expires_at FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ?',
+        [scope.tenant_id, scope.user_id, name],
+      );
+      return row === undefined ? null : { owner: String(row.owner), expires_ms: ms(row.expires_at) };
+    },
+    async putLease(scope, name, next, previous) {
+      const expires = isoAt(next.expires_ms);
+      if (previous === null) {
+        const changed = await q.run(
+          'INSERT INTO leases (tenant_id, user_id, name, owner, expires_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+          [scope.tenant_id, scope.user_id, name, next.owner, expires],
+        );
+        return changed === 1;
+      }
+      const changed = await q.run(
+        'UPDATE leases SET owner = ?, expires_at = ? WHERE tenant_id = ? AND user_id = ? AND name = ? AND owner = ? AND expires_at = ?',
+        [
+          next.owner,
+          expires,
+          scope.tenant_id,
+          scope.user_id,
+          name,
+          previous.owner,
+          isoAt(previous.expires_ms),
+        ],
+      );
+      return changed === 1;
+    },
+    async deleteLease(scope, name, previous) {
+      const changed = await q.run(
+        'DELETE FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ? AND owner = ? AND expires_at = ?',
+        [scope.tenant_id, scope.user_id, name, previous.owner, isoAt(previous.expires_ms)],
+      );
+      return changed === 1;
+    },
+    async getRequestKey(scope, key) {
+      const row = await q.get(
+        'SELECT request_hash, state, response, ttl_seconds, expires_at FROM request_keys WHERE tenant_id = ? AND user_id = ? AND key = ?',
+        [scope.tenant_id, scope.user_id, key],
+      );
+      if (row === undefined) return null;
+      const response =
+        String(row.state) === 'done' ? (JSON.parse(String(row.response)) as StoredResponse) : null;
+      return {
+        request_hash: String(row.request_hash),
+        ttl_seconds: Number(row.ttl_seconds),
+        expires_ms: ms(row.expires_at),
+        response,
+      } satisfies RequestKeyRow;
+    },
+    async putRequestKey(scope, key, next, previous) {
+      const state = next.response === null ? 'in_progress' : 'done';
+      const response = next.response === null ? null : JSON.stringify(next.response as unknown as JsonValue);
+      if (previous === null) {
+        const changed = await q.run(
+          `INSERT INTO request_keys (tenant_id, user_id, key, request_hash, state, response, ttl_seconds, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          [
+            scope.tenant_id,
+            scope.user_id,
+            key,
+            next.request_hash,
+            state,
+            response,
+            next.ttl_seconds,
+            isoAt(next.expires_ms),
+          ],
+        );
+        return changed === 1;
+      }
+      const changed = await q.run(
+        `UPDATE request_keys SET request_hash = ?, state = ?, response = ?, ttl_seconds = ?, expires_at = ?
+          WHERE tenant_id = ? AND user_id = ? AND key = ? AND expires_at = ?`,
+        [
+          next.request_hash,
+          state,
+          response,
+          next.ttl_seconds,
+          isoAt(next.expires_ms),
+          scope.tenant_id,
+          scope.user_id,
+          key,
+          isoAt(previous.expires_ms),
+        ],
+      );
+      return changed === 1;
+    },
+    async deleteRequestKey(scope, key) {
+      await q.run('DELETE FROM request_keys WHERE tenant_id = ? AND user_id = ? AND key = ?', [
+        scope.tenant_id,
+        scope.user_id,
+        key,
+      ]);
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/** Session and message rows of the SQL driver. */
+import type { Message, Session } from '../../core/model.js';
+import type { DriverTx, Listed } from '../core/driver.js';
+import { scopeCheck, scopeWhere } from './context.js';
+import { LIMIT_PARAM, type SqlParam } from './executor.js';
+import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
+import type { SqlTxEnv } from './tx-env.js';
+
+type SessionRows = Pick<
+  DriverTx,
+  | 'getSession'
+  | 'listSessions'
+  | 'insertSession'
+  | 'replaceSession'
+  | 'deleteSession'
+  | 'messageCount'
+  | 'listMessages'
+  | 'lastMessages'
+  | 'appendMessages'
+>;
+
+/** Rows per INSERT when appending messages: bounds the statement variants and their parameters. */
+const INSERT_ROWS = 50;
+const MESSAGE_PLACEHOLDERS = `(${Array(12).fill('?').join(', ')})`;
+
+function messageParams(m: Message): SqlParam[] {
+  return [
+    m.id,
+    m.tenant_id,
+    m.user_id,
+    m.session_id,
+    m.seq,
+    m.role,
+    m.content,
+    m.name,
+    m.tool_calls === null ? null : toJson(m.tool_calls),
+    m.tool_call_id,
+    toJson(m.metadata),
+    m.created_at,
+  ];
+}
+
+export function sessionRows({ q, counts, sessionLock }: SqlTxEnv): SessionRows {
+  return {
+    async getSession(scope, id) {
+      const where = scopeCheck(scope);
+      const row = await q.get(
+        `SELECT ${SESSION_COLUMNS}, message_count FROM sessions WHERE id = ? AND ${where.sql}${sessionLock}`,
+        [id, ...where.params],
+      );
+      if (row === undefined) return null;
+      if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
+      return toSession(row);
+    },
+    async listSessions(scope, filter, page) {
+      const where = scopeWhere(scope);
+      const conditions = [where.sql, 'expires_at > ?'];
+      const params: SqlParam[] = [...where.params, filter.liveAt];
+      if (filter.status !== undefined) {
+        conditions.push('status = ?');
+        params.push(filter.status);
+      }
+      if (typeof page.after === 'number') {
+        conditions.push('ord < ?');
+        params.push(page.after);
+      }
+      const rows = await q.all(
+        `SELECT ord, ${SESSION_COLUMNS} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
+        [...params, page.limit],
+      );
+      return rows.map((row): Listed<Session> => ({ rec: toSession(row), pos: Number(row.ord) }));
+    },
+    async insertSession(s) {
+      const changed = await q.run(
+        `INSERT INTO sessions (${SESSION_COLUMNS}, message_count) VALUES (${'?, '.repeat(13)}0) ON CONFLICT (id) DO NOTHING`,
+        [
+          s.id,
+          s.tenant_id,
+          s.user_id,
+          s.agent,
+          s.status,
+          toJson(s.context),
+          s.version,
+          s.ttl_seconds,
+          s.created_at,
+          s.updated_at,
+          s.last_activity_at,
+          s.expires_at,
+          s.ended_at,
+        ],
+      );
+      if (changed === 1) counts.set(s.id, { stored: 0, added: 0 });
+      return changed === 1;
+    },
+    async replaceSession(next, previous) {
+      // Messages appended in this transaction are counted with the same statement.
+      const count = counts.get(next.id);
+      const added = count?.added ?? 0;
+      const changed = await q.run(
+        `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?, updated_at = ?,
+          last_activity_at = ?, expires_at = ?, ended_at = ?, message_count = message_count + ?
+          WHERE id = ? AND version = ? AND expires_at = ?`,
+        [
+          next.agent,
+          next.status,
+          toJson(next.context),
+          next.version,
+          next.ttl_seconds,
+          next.updated_at,
+          next.last_activity_at,
+          next.expires_at,
+          next.ended_at,
+          added,
+          previous.id,
+          previous.version,
+          previous.expires_at,
+        ],
+      );
+      if (changed === 1 && count !== undefined)
+        counts.set(next.id, { stored: count.stored + added, added: 0 });
+      return changed === 1;
+    },
+    async deleteSession(session) {
+      await q.run('DELETE FROM messages WHERE tenant_id = ? AND session_id = ?', [
+        session.tenant_id,
+        session.id,
+      ]);
+      await q.run('DELETE FROM sessions WHERE id = ?', [session.id]);
+      counts.delete(session.id);
+    },
+    async messageCount(session) {
+      let count = counts.get(session.id);
+      if (count === undefined) {
+        const row = await q.get('SELECT message_count FROM sessions WHERE id = ?', [session.id]);
+        count = { stored: Number(row?.message_count ?? 0), added: 0 };
+        counts.set(session.id, count);
+      }
+      return count.stored + count.added;
+    },
+    async listMessages(session, after_seq, limit) {
+      const rows = await q.all(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq ${LIMIT_PARAM}`,
+        [session.tenant_id, session.id, after_seq, limit],
+      );
+      return rows.map(toMessage);
+    },
+    async lastMessages(session, n) {
+      const rows = await q.all(
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC ${LIMIT_PARAM}`,
+        [session.tenant_id, session.id, n],
+      );
+      return rows.map(toMessage).reverse();
+    },
+    async appendMessages(session, messages) {
+      for (let start = 0; start < messages.length; start += INSERT_ROWS) {
+        const chunk = messages.slice(start, start + INSERT_ROWS);
+        await q.run(
+          `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES ${chunk.map(() => MESSAGE_PLACEHOLDERS).join(', ')}`,
+          chunk.flatMap(messageParams),
+        );
+      }
+      const count = counts.get(session.id) ?? { stored: 0, added: 0 };
+      if (!counts.has(session.id)) {
+        const row = await q.get('SELECT message_count FROM sessions WHERE id = ?', [session.id]);
+        count.stored = Number(row?.message_count ?? 0);
+      }
+      counts.set(session.id, { stored: count.stored, added: count.added + messages.length });
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * The SQL driver of the store core (SQLite and PostgreSQL): rows in the schema of schema.ts, one database
+ * transaction per core transaction, reads on one snapshot, the cursor key kept in the database.
+ */
+import type { DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
+import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
+import type { StoreCapabilities } from '../types.js';
+import { LastCheckpoints } from './context.js';
+import type { SqlDriver, SqlExecutor } from './executor.js';
+import { SqlMaintenance } from './maintenance.js';
+import { checkpointRows } from './rows-checkpoints.js';
+import { itemRows } from './rows-items.js';
+import { sessionRows } from './rows-sessions.js';
+import { taskRows } from './rows-tasks.js';
+import type { SqlTxEnv } from './tx-env.js';
+
+export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
+  readonly capabilities: StoreCapabilities = { multiProcess: true, durable: true };
+  private readonly lastCheckpoints = new LastCheckpoints();
+  private key: Promise<Buffer> | null = null;
+
+  constructor(
+    readonly name: 'sqlite' | 'postgres',
+    private readonly sql: SqlDriver,
+    private readonly onClose: () => Promise<void> = () => sql.close(),
+  ) {
+    super(sql);
+  }
+
+  private rows(q: SqlExecutor, write: boolean): DriverTx {
+    const env: SqlTxEnv = {
+      q,
+      dialect: this.sql.dialect,
+      sessionLock: write && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
+      counts: new Map(),
+      lastCheckpoints: this.lastCheckpoints,
+    };
+    return { ...sessionRows(env), ...taskRows(env), ...checkpointRows(env), ...itemRows(env) };
+  }
+
+  transaction<T>(work: (tx: DriverTx) => Promise<T>): Promise<T> {
+    return this.sql.transaction((q) => work(this.rows(q, true)));
+  }
+
+  read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T> {
+    return this.sql.snapshot((q) => work(this.rows(q, false)));
+  }
+
+  /** The database's cursor key (made by migration 3), read once. */
+  cursorKey(): Promise<Buffer> {
+    if (this.key === null) {
+      const reading = this.sql.query
+        .all("SELECT value FROM agentstate_keys WHERE name = 'cursor'")
+        .then((rows) => cursorKeyFromHex(String(rows[0]?.value ?? '')));
+      reading.catch(() => {
+        if (this.key === reading) this.key = null;
+      });
+      this.key = reading;
+    }
+    return this.key;
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      return await this.sql.ping();
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.onClose();
+  }
+}
