@@ -1,5 +1,6 @@
 /**
- * Turn threads (`serve --turn-threads`), started by startTurnThreads as real workers:
+ * Agents modules (agents-modules.ts): the forms their tools may take, and what they refuse. Turn threads
+ * (`serve --turn-threads`), started by startTurnThreads as real workers:
  * - a turn over HTTP runs on a thread whose agents and tools come from the agents modules it is given,
  *   with their options: the booking goes through the tool registry those modules build, and nothing else;
  * - a thread that dies holding the SQLite write lock frees it as it exits, so the other threads and the main
@@ -10,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Action, Session } from '../../src/core/model.js';
-import { linkAgentsModules } from '../../src/server/agents-modules.js';
+import { linkAgentsModules, loadAgentsModule } from '../../src/server/agents-modules.js';
 import { createRuntimeTurnRunner } from '../../src/server/runtime-runner.js';
 import type { TurnResponse, TurnRunner } from '../../src/server/turn-runner.js';
 import { startTurnThreads } from '../../src/server/turn-threads/pool.js';
@@ -58,6 +59,40 @@ function writeBookingModule(file: string): void {
     ].join('\n'),
   );
 }
+
+describe('agents modules', () => {
+  it('take tools as an array or a registry, and refuse a module without agents or a tool named twice', async () => {
+    const agent = source('agents/flight-booking.ts');
+    const write = (name: string, body: string) => {
+      const file = join(tmp.dir, name);
+      writeFileSync(file, `import { flightBookingAgent } from ${agent};\n${body}\n`);
+      return file;
+    };
+    const tool = "{ name: 'x.do', description: 'does x', params: undefined, execute: async () => null }";
+    const array = write(
+      'array.mjs',
+      `export const agents = [flightBookingAgent];\nexport const tools = [${tool}];`,
+    );
+    const registry = write(
+      'registry.mjs',
+      `export const agent = { ...flightBookingAgent, name: 'other' };\nconst t = ${tool};\nexport const tools = { get: (n) => (n === t.name ? t : undefined), names: () => [t.name] };`,
+    );
+    const linked = await linkAgentsModules([{ module: array }]);
+    expect(linked.agentNames).toEqual(['flight_booking']);
+    expect(linked.setup.tools.names()).toEqual(['x.do']);
+    expect((await loadAgentsModule({ module: registry })).tools.map((t) => t.name)).toEqual(['x.do']);
+    await expect(linkAgentsModules([{ module: array }, { module: registry }])).rejects.toThrow(
+      /two tools are named "x.do"/,
+    );
+    const none = write('none.mjs', 'export const tools = [];');
+    await expect(loadAgentsModule({ module: none, label: '--agents none.mjs' })).rejects.toThrow(
+      '--agents none.mjs exports no agent (export const agents = [...])',
+    );
+    await expect(loadAgentsModule({ module: join(tmp.dir, 'missing.mjs') })).rejects.toThrow(
+      /^cannot load the agents module .*missing\.mjs: /,
+    );
+  });
+});
 
 describe('turn threads and the tool registry', { timeout: 60_000 }, () => {
   it('books through the tools of the agents modules the threads are given, with their options', async () => {
