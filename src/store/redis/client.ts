@@ -107,20 +107,24 @@ export function createClient(
 /** Replies that mean "not now" (loading, failover, cluster reconfiguring, out of memory): unavailable. */
 const TRANSIENT_REPLY = /^(LOADING|READONLY|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|BUSY|OOM|NOREPLICAS|MOVED|ASK)\b/;
 
-/** Turns a driver error into an AgentStateError: a reply from Redis is internal, anything else unavailable. */
-export function mapError(error: unknown): AgentStateError {
-  if (error instanceof AgentStateError) {
-    if (error.message.startsWith(`[${ADAPTER}]`)) return error;
-    const options = {
-      cause: error.cause,
-      ...(error.details === undefined ? {} : { details: error.details }),
-    };
-    return new AgentStateError(error.code, `[${ADAPTER}] ${error.message}`, options);
-  }
+/** A reply from Redis that is not transient becomes `internal`; anything else is left as it is. */
+export function replyError(error: unknown): unknown {
   if (error instanceof Error && error.name === 'ReplyError' && !TRANSIENT_REPLY.test(error.message)) {
     return new AgentStateError('internal', `[redis] ${error.message}`, { cause: error });
   }
-  return storeUnavailable(ADAPTER, error);
+  return error;
+}
+
+/** Turns a driver error into an AgentStateError: a reply from Redis is internal, anything else unavailable. */
+export function mapError(error: unknown): AgentStateError {
+  const mapped = replyError(error);
+  if (!(mapped instanceof AgentStateError)) return storeUnavailable(ADAPTER, error);
+  if (mapped.message.startsWith(`[${ADAPTER}]`)) return mapped;
+  const options = {
+    cause: mapped.cause,
+    ...(mapped.details === undefined ? {} : { details: mapped.details }),
+  };
+  return new AgentStateError(mapped.code, `[${ADAPTER}] ${mapped.message}`, options);
 }
 
 /**

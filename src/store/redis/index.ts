@@ -3,12 +3,12 @@
  * for TLS). `prefix` (default `agentstate`) namespaces every key, so several stores or test runs share a
  * server; `cluster=true` treats host:port as a seed node of a Redis Cluster.
  */
-import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
-import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
+import { createStateStore } from '../core/create-store.js';
+import type { StateStore, StoreOptions } from '../types.js';
 import { ADAPTER, type ConnectOptions, connectClient, createClient } from './client.js';
-import { RedisStore } from './store.js';
-import { ttlSeconds } from './validate.js';
+import { RedisDriver } from './driver.js';
 
 export interface RedisStoreOptions extends StoreOptions, ConnectOptions {
   /** Namespace of every key. Default `agentstate`, or the URL's `?prefix=`. */
@@ -66,18 +66,10 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   if (!PREFIX.test(prefix)) {
     throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
   }
-  const defaultTtlSeconds =
-    options.defaultSessionTtlSeconds === undefined
-      ? DEFAULT_SESSION_TTL_SECONDS
-      : ttlSeconds(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   const { redis, scripts } = createClient(connection, options, cluster);
+  const driver = new RedisDriver({ redis, scripts, prefix, clock: options.clock ?? systemClock });
+  // The store checks its options before the connection is made.
+  const store = createStateStore(driver, options);
   await connectClient(redis, ADAPTER, cluster ? null : db);
-  return new RedisStore({
-    redis,
-    scripts,
-    prefix,
-    clock: options.clock ?? systemClock,
-    random: options.random ?? cryptoRandom,
-    defaultTtlSeconds,
-  });
+  return store;
 }

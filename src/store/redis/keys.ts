@@ -29,6 +29,7 @@
  *                           writers; the sweeper re-scores a user it swept and never removes one, see
  *                           retention.ts)
  *   P:tenants               set of escaped tenant ids (for the sweepers)
+ *   P:cursor-key            the key sealing list cursors (hex of 32 random bytes), set once by the first store
  *   P:{stats}:st:<status>   zset `<tenant>:<user>:<sid>` by expires ms: live session counts (stats.ts)
  *   P:{stats}:ast:PENDING / ast:UNKNOWN   zset `<tenant>:<user>:<aid>` by created ms: counts of actions
  *                           PENDING / UNKNOWN (action-stats.ts). Maintained NEXT TO the records (another
@@ -169,4 +170,8 @@ export class TenantKeys {
 
 export function tenantsKey(prefix: string): string {
   return `${prefix}:tenants`;
+}
+
+export function cursorKeyKey(prefix: string): string {
+  return `${prefix}:cursor-key`;
 }

@@ -7,7 +7,7 @@
  */
 
 import type { Redis } from 'ioredis';
-import type { Clock, RandomSource } from '../../core/clock.js';
+import type { Clock } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
 import type { RedisScripts, ScriptArg } from './client.js';
 
@@ -15,9 +15,8 @@ export interface Ctx {
   readonly redis: Redis;
   readonly scripts: RedisScripts;
   readonly prefix: string;
+  /** The store's clock: native TTLs are the logical time left by it (keys.ts). */
   readonly clock: Clock;
-  readonly random: RandomSource;
-  readonly defaultTtlSeconds: number;
 }
 
 /** A record as read: its JSON, revision and the extra hash fields asked for. */

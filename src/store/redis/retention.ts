@@ -23,8 +23,8 @@
  * Records written before these hints existed (an older agentstate) have none, and are not swept.
  */
 import { ACTION_STATUSES, TASK_STATES } from '../../core/model.js';
-import { checkRetention } from '../shared/retention.js';
-import type { RetentionCutoffs, RetentionSweep } from '../types.js';
+import type { CheckedRetention } from '../shared/retention.js';
+import type { RetentionSweep } from '../types.js';
 import { uncountActions } from './action-stats.js';
 import { type AgeKind, tenantsKey, type UserKeys, unescapeKeyPart } from './keys.js';
 import type { Ctx } from './plan.js';
@@ -263,12 +263,7 @@ async function sweepKind(ctx: Ctx, kind: AgeKind, cutoff: number, limit: number)
   return counts;
 }
 
-export async function sweepRetention(
-  ctx: Ctx,
-  cutoffs: RetentionCutoffs,
-  limit: number,
-): Promise<RetentionSweep> {
-  const checked = checkRetention('redis', cutoffs, limit);
+export async function sweepRetention(ctx: Ctx, checked: CheckedRetention): Promise<RetentionSweep> {
   const total = zero();
   for (const [kind, field] of KINDS) {
     const before = checked[field];

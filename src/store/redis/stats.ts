@@ -63,9 +63,8 @@ export async function pruneCounts(ctx: Ctx, nowMs: number): Promise<void> {
   await multi.exec();
 }
 
-export async function sessionStats(ctx: Ctx): Promise<Record<SessionStatus, number>> {
+export async function sessionStats(ctx: Ctx, now: number): Promise<Record<SessionStatus, number>> {
   const stats = emptyStats();
-  const now = ctx.clock.now();
   const counts = await Promise.all(
     LIVE_STATUSES.map((status) => ctx.redis.zcount(statsKey(ctx.prefix, status), `(${now}`, '+inf')),
   );

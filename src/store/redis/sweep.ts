@@ -7,11 +7,9 @@ import { memberId, tenantsKey, unescapeKeyPart } from './keys.js';
 import type { Ctx } from './plan.js';
 import { tenantKeys, userKeys } from './scope.js';
 import { pruneCounts, uncount } from './stats.js';
-import * as v from './validate.js';
 
-async function sweepTenant(ctx: Ctx, tenant: string, limit: number): Promise<number> {
+async function sweepTenant(ctx: Ctx, tenant: string, now: number, limit: number): Promise<number> {
   const keys = tenantKeys(ctx, tenant);
-  const now = ctx.clock.now();
   const members = await ctx.redis.zrangebyscore(keys.sessionExpiry(), '-inf', now, 'LIMIT', 0, limit);
   if (members.length === 0) return 0;
   const ids = members.map(memberId);
@@ -56,14 +54,13 @@ async function sweepTenant(ctx: Ctx, tenant: string, limit: number): Promise<num
   return swept.reduce<number>((sum, n) => sum + n, 0);
 }
 
-export async function sweepExpired(ctx: Ctx, limit: number): Promise<number> {
-  v.integer(limit, 'limit', 1, 1_000_000);
+export async function sweepExpired(ctx: Ctx, now: number, limit: number): Promise<number> {
   const tenants = await ctx.redis.smembers(tenantsKey(ctx.prefix));
   let count = 0;
   for (const escaped of tenants) {
     if (count >= limit) break;
-    count += await sweepTenant(ctx, unescapeKeyPart(escaped), limit - count);
+    count += await sweepTenant(ctx, unescapeKeyPart(escaped), now, limit - count);
   }
-  await pruneCounts(ctx, ctx.clock.now());
+  await pruneCounts(ctx, now);
   return count;
 }

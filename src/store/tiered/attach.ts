@@ -8,7 +8,6 @@
 import { AgentStateError } from '../../core/errors.js';
 import type { Session } from '../../core/model.js';
 import { userKeys } from '../redis/scope.js';
-import { isLive } from '../redis/sessions.js';
 import type { Scope } from '../types.js';
 import type { TurnDeps } from './turn.js';
 
@@ -31,7 +30,7 @@ export async function missingSessions(d: TurnDeps, owner: Scope, ids: readonly s
   const now = d.redis.clock.now();
   return ids.filter((_, i) => {
     const json = rows[i];
-    return json === null || json === undefined || !isLive(JSON.parse(json) as Session, now);
+    return json === null || json === undefined || Date.parse((JSON.parse(json) as Session).expires_at) <= now;
   });
 }
 

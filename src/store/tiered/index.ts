@@ -18,11 +18,12 @@
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
 import { Checks } from '../core/checks.js';
+import { createStateStore } from '../core/create-store.js';
 import { openPostgresStore } from '../postgres/index.js';
 import { type ConnectOptions, connectClient, createClient } from '../redis/client.js';
+import { RedisDriver } from '../redis/driver.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
-import { RedisStore } from '../redis/store.js';
 import { LastCheckpoints } from '../sql/context.js';
 import { CursorKey } from '../sql/paging.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
@@ -74,8 +75,12 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
   const { redis, scripts } = createClient(redisUrl.connection, options);
   const tiered = defineScripts(redis);
   await connectClient(redis, ADAPTER, redisUrl.db);
-  const ctx: RedisCtx = { redis, scripts, prefix, clock, random, defaultTtlSeconds };
-  const redisStore = new RedisStore(ctx);
+  const ctx: RedisCtx = { redis, scripts, prefix, clock };
+  const redisStore = createStateStore(new RedisDriver(ctx), {
+    clock,
+    random,
+    defaultSessionTtlSeconds: defaultTtlSeconds,
+  });
   let pg: StateStore;
   try {
     pg = await openPostgresStore({
@@ -94,6 +99,14 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
   return new TieredStore(
     {
       redis: ctx,
+      redisEnv: {
+        adapter: 'redis',
+        v: new Checks('redis'),
+        clock,
+        random,
+        defaultTtlSeconds,
+        cursorKey: Buffer.alloc(0),
+      },
       pg,
       sql: {
         adapter: ADAPTER,

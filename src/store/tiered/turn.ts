@@ -29,9 +29,11 @@
  * blocks that session's version changes until the lock's TTL runs out.
  */
 import { type Message, OPEN_TASK_STATES, type Session } from '../../core/model.js';
-import { prepareAppend, checkMessages as redisCheckMessages } from '../redis/messages.js';
+import type { CoreEnv } from '../core/context.js';
+import { appendChecked, checkMessages } from '../core/messages.js';
+import { applySessionPatch, checkSessionPatch } from '../core/sessions.js';
+import { redisRows } from '../redis/driver.js';
 import { Plan, type Ctx as RedisCtx, runPlan } from '../redis/plan.js';
-import { prepareUpdateSession, checkSessionPatch as redisCheckSessionPatch } from '../redis/sessions.js';
 import type { SqlContext } from '../sql/context.js';
 import { type CheckedBatch, checkBatch } from '../sql/turn.js';
 import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';
@@ -45,6 +47,8 @@ export type AfterDurableCommit = (turn: { scope: Scope; durable: TurnResult }) =
 
 export interface TurnDeps {
   readonly redis: RedisCtx;
+  /** The store core's settings for the Redis half (its rules run on the Redis rows of a plan). */
+  readonly redisEnv: CoreEnv;
   readonly pg: StateStore;
   readonly sql: SqlContext;
   readonly hot: HotTasks;
@@ -59,16 +63,27 @@ interface RedisHalf {
 
 const EMPTY: TurnResult = { session: null, tasks: [], actions: [], messages: [], checkpoint: null };
 
-function check(d: TurnDeps, scope: Scope, batch: TurnBatch): CheckedBatch {
+/** The Redis half of a batch, checked by the store core's rules. */
+interface RedisParts {
+  readonly patch: ReturnType<typeof checkSessionPatch> | null;
+  readonly messages: ReturnType<typeof checkMessages> | null;
+}
+
+function check(d: TurnDeps, scope: Scope, batch: TurnBatch): { b: CheckedBatch; parts: RedisParts } {
   d.sql.v.scope(scope);
   const checked = checkBatch(d.sql, batch);
   try {
-    if (batch.session !== undefined) redisCheckSessionPatch(batch.session.patch ?? {});
-    if (batch.messages !== undefined) redisCheckMessages(batch.messages.items);
+    const env = d.redisEnv;
+    const patch =
+      batch.session === undefined
+        ? null
+        : checkSessionPatch(env, batch.session.patch ?? {}, 'batch.session.patch');
+    const messages =
+      batch.messages === undefined ? null : checkMessages(env, batch.messages.items, 'batch.messages.items');
+    return { b: checked, parts: { patch, messages } };
   } catch (error) {
     throw rebrand(error, 'redis');
   }
-  return checked;
 }
 
 /**
@@ -108,8 +123,8 @@ function durablePart(batch: TurnBatch): TurnBatch {
 }
 
 export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): Promise<TurnResult> {
-  const b = check(d, scope, batch);
-  let written = await writeTurn(d, scope, batch, b);
+  const { b, parts } = check(d, scope, batch);
+  let written = await writeTurn(d, scope, batch, b, parts);
   if (b.listOpen !== null && written.open_tasks === undefined) {
     // A batch with no durable part: the tasks (PostgreSQL's) are listed after it.
     const { session_id, limit } = b.listOpen;
@@ -121,20 +136,27 @@ export async function commitTurn(d: TurnDeps, scope: Scope, batch: TurnBatch): P
   return { ...written, lease_released };
 }
 
-async function writeTurn(d: TurnDeps, scope: Scope, batch: TurnBatch, b: CheckedBatch): Promise<TurnResult> {
+async function writeTurn(
+  d: TurnDeps,
+  scope: Scope,
+  batch: TurnBatch,
+  b: CheckedBatch,
+  parts: RedisParts,
+): Promise<TurnResult> {
   const hasDurable =
     b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 ||
     b.checkpoint !== null ||
     b.putMemory;
   const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
   const redisHalf = async (plan: Plan): Promise<RedisHalf> => {
+    const op = { env: d.redisEnv, tx: redisRows(d.redis, plan), now: d.redis.clock.now() };
     const out: RedisHalf = { session: null, messages: [] };
-    if (batch.session !== undefined) {
-      const { id, expected_version, patch } = batch.session;
-      out.session = await prepareUpdateSession(plan, scope, id, expected_version, patch ?? {});
+    if (batch.session !== undefined && parts.patch !== null) {
+      const { id, expected_version } = batch.session;
+      out.session = await applySessionPatch(op, scope, id, expected_version, parts.patch);
     }
-    if (batch.messages !== undefined) {
-      const appended = await prepareAppend(plan, scope, batch.messages.session_id, batch.messages.items);
+    if (batch.messages !== undefined && parts.messages !== null) {
+      const appended = await appendChecked(op, scope, batch.messages.session_id, parts.messages);
       out.session = appended.session;
       out.messages = appended.messages;
     }
