@@ -79,13 +79,19 @@ export class CoreStore implements t.StateStore {
   }
 
   /** Checks (synchronously, before anything is sent), then `work` in one transaction. */
-  private async write<C, T>(check: () => C, work: (op: WriteOp, checked: C) => Promise<T>): Promise<T> {
+  private async write<C, T>(
+    check: () => C,
+    work: (op: WriteOp, checked: C) => Promise<T>,
+    single?: (checked: C) => boolean,
+  ): Promise<T> {
     if (this.closed) throw closedError(this.adapter);
     const checked = check();
     try {
       const env = await this.environment();
-      return await this.driver.transaction((tx: DriverTx) =>
-        work({ env, tx, now: env.clock.now() }, checked),
+      const options = single?.(checked) === true ? { single: true } : undefined;
+      return await this.driver.transaction(
+        (tx: DriverTx) => work({ env, tx, now: env.clock.now() }, checked),
+        options,
       );
     } catch (error) {
       return this.failure(error);
@@ -114,6 +120,7 @@ export class CoreStore implements t.StateStore {
     return this.write(
       () => this.v.scope(scope),
       (op) => sessions.createSession(op, scope, input),
+      () => true,
     );
   }
   getSession(scope: t.ReadScope, id: string): Promise<Session | null> {
@@ -328,7 +335,12 @@ export class CoreStore implements t.StateStore {
       this.v.scope(scope);
       return checkpoints.checkNewCheckpoint(this.settingsEnv(), input, 'checkpoint');
     };
-    return this.write(check, (op, checked) => checkpoints.insertCheckpoint(op, scope, checked));
+    // With no session to check, a put is one write of the driver.
+    return this.write(
+      check,
+      (op, checked) => checkpoints.insertCheckpoint(op, scope, checked),
+      (checked) => checked.session_id === null,
+    );
   }
   getCheckpoint(scope: t.ReadScope, id: string): Promise<Checkpoint | null> {
     return this.read(

@@ -196,9 +196,16 @@ export interface StoreDriver extends DriverMaintenance {
    * driver that sends its writes at commit): the core then lists a turn's open tasks right after it commits.
    */
   readonly listsAfterCommit?: boolean;
-  /** Runs `work` atomically (see the header). */
-  transaction<T>(work: (tx: DriverTx) => Promise<T>): Promise<T>;
-  /** Runs reads, in one consistent view where the storage has one. */
+  /**
+   * Runs `work` atomically (see the header). `single`: the work makes exactly one call of the driver, a
+   * write; a driver whose every write call is atomic by itself may run it without a transaction.
+   */
+  transaction<T>(work: (tx: DriverTx) => Promise<T>, options?: { readonly single?: boolean }): Promise<T>;
+  /**
+   * Runs reads. Each read call sees committed data; a driver may run them without a snapshot around them
+   * (the core's reads hold no rule that needs one), and must then retry a read that met a half-removed
+   * record (a checkpoint whose blobs a prune took) on one snapshot.
+   */
   read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T>;
   /** The key that seals list cursors: the same for every instance of one storage. */
   cursorKey(): Promise<Buffer>;

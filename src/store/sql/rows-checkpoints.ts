@@ -5,10 +5,11 @@
  */
 import type { Checkpoint } from '../../core/model.js';
 import type { DriverTx } from '../core/driver.js';
-import { encodeChannels, type Manifest, runMemo } from '../shared/checkpoint-codec.js';
+import { type BlobRow, encodeChannels, type Manifest, runMemo } from '../shared/checkpoint-codec.js';
 import { selectCheckpointRows } from './checkpoint-reads.js';
 import { CHECKPOINT_COLUMNS, decodeCheckpoints } from './checkpoints.js';
-import type { SqlParam } from './executor.js';
+import type { WrittenCheckpoint } from './context.js';
+import type { SqlExecutor, SqlParam } from './executor.js';
 import { collectRunBlobs } from './retention.js';
 import { toJson } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
@@ -19,12 +20,14 @@ type CheckpointRows = Pick<
 >;
 
 const BLOB_COLUMNS = 'tenant_id, user_id, run_id, hash, base, data';
+const BLOB_ROW = '(?, ?, ?, ?, ?, ?)';
 
 /** The key of a run in the store's last checkpoints and the codec's memos. */
 const runKey = (c: { tenant_id: string; user_id: string; run_id: string }) =>
   JSON.stringify([c.tenant_id, c.user_id, c.run_id]);
 
-export function checkpointRows({ q, lastCheckpoints }: SqlTxEnv): CheckpointRows {
+export function checkpointRows(env: SqlTxEnv): CheckpointRows {
+  const { q, lastCheckpoints, dialect } = env;
   return {
     async getCheckpoint(scope, id) {
       return (await decodeCheckpoints(q, await selectCheckpointRows(q, scope, { id, limit: 1 })))[0] ?? null;
@@ -43,49 +46,7 @@ export function checkpointRows({ q, lastCheckpoints }: SqlTxEnv): CheckpointRows
       return decodeCheckpoints(q, rows);
     },
     async insertCheckpoint(c: Checkpoint) {
-      const key = runKey(c);
-      let previous: Manifest | null = null;
-      const last = lastCheckpoints.get(key);
-      const found = await q.get(
-        `SELECT id, manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1`,
-        [c.tenant_id, c.user_id, c.run_id],
-      );
-      if (found !== undefined) {
-        previous =
-          last !== undefined && last.id === String(found.id)
-            ? last.manifest
-            : (JSON.parse(String(found.manifest)) as Manifest);
-      }
-      const { manifest, blobs } = encodeChannels(c.channels, previous, runMemo(key));
-      const changed = await q.run(
-        `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        [
-          c.id,
-          c.tenant_id,
-          c.user_id,
-          c.run_id,
-          c.session_id,
-          c.task_id,
-          c.step,
-          c.parent_id,
-          c.label,
-          JSON.stringify(manifest),
-          toJson(c.metadata),
-          c.created_at,
-        ],
-      );
-      if (changed !== 1) return false;
-      if (blobs.length > 0) {
-        const params: SqlParam[] = [];
-        for (const b of blobs) params.push(c.tenant_id, c.user_id, c.run_id, b.hash, b.base, b.data);
-        await q.run(
-          `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES ${blobs.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}
-            ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
-          params,
-        );
-      }
-      lastCheckpoints.set(key, { id: c.id, manifest });
-      return true;
+      return dialect.name === 'postgres' ? insertInOneStatement(env, c) : insertInTransaction(env, c);
     },
     async deleteCheckpoints(scope, run_id, ids) {
       const owners = new Map<string, [string, string, string]>();
@@ -100,4 +61,100 @@ export function checkpointRows({ q, lastCheckpoints }: SqlTxEnv): CheckpointRows
       void scope;
     },
   };
+}
+
+function rowParams(c: Checkpoint, manifest: Manifest): SqlParam[] {
+  return [
+    c.id,
+    c.tenant_id,
+    c.user_id,
+    c.run_id,
+    c.session_id,
+    c.task_id,
+    c.step,
+    c.parent_id,
+    c.label,
+    JSON.stringify(manifest),
+    toJson(c.metadata),
+    c.created_at,
+  ];
+}
+
+function blobParams(c: Checkpoint, blobs: readonly BlobRow[]): SqlParam[] {
+  const params: SqlParam[] = [];
+  for (const b of blobs) params.push(c.tenant_id, c.user_id, c.run_id, b.hash, b.base, b.data);
+  return params;
+}
+
+/** The run's newest checkpoint as stored: the manifest the next one is encoded against. */
+async function newest(q: SqlExecutor, c: Checkpoint): Promise<WrittenCheckpoint | null> {
+  const found = await q.get(
+    'SELECT id, manifest FROM checkpoints WHERE tenant_id = ? AND user_id = ? AND run_id = ? ORDER BY ord DESC LIMIT 1',
+    [c.tenant_id, c.user_id, c.run_id],
+  );
+  return found === undefined
+    ? null
+    : { id: String(found.id), manifest: JSON.parse(String(found.manifest)) as Manifest };
+}
+
+/** SQLite: the row and its blobs by separate statements, in the caller's transaction. */
+async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
+  const key = runKey(c);
+  const last = await newest(q, c);
+  const { manifest, blobs } = encodeChannels(c.channels, last?.manifest ?? null, runMemo(key));
+  const changed = await q.run(
+    `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+    rowParams(c, manifest),
+  );
+  if (changed !== 1) return false;
+  if (blobs.length > 0) {
+    await q.run(
+      `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES ${blobs.map(() => BLOB_ROW).join(', ')}
+        ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
+      blobParams(c, blobs),
+    );
+  }
+  lastCheckpoints.set(key, { id: c.id, manifest });
+  return true;
+}
+
+/**
+ * PostgreSQL: blobs and row in one statement, atomic by itself (so a put needs no transaction), encoded
+ * against the run's last checkpoint as this store wrote it (or read it) and stored only while that one
+ * still exists (its blobs are removed only with it) and the id is free. A manifest encoded against an
+ * older checkpoint than the newest is still whole: it only stores more. When the one it was encoded
+ * against is gone, the put is encoded whole.
+ */
+async function insertInOneStatement({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
+  const key = runKey(c);
+  let last = lastCheckpoints.get(key) ?? (await newest(q, c));
+  for (;;) {
+    const { manifest, blobs } = encodeChannels(c.channels, last?.manifest ?? null, runMemo(key));
+    const free = 'NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)';
+    const guard =
+      last === null
+        ? `ok AS (SELECT 1 AS one WHERE ${free})`
+        : `ok AS (SELECT 1 AS one WHERE ${free} AND EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?))`;
+    const guardParams: SqlParam[] =
+      last === null ? [c.id] : [c.id, last.id, c.tenant_id, c.user_id, c.run_id];
+    const insertBlobs =
+      blobs.length === 0
+        ? ''
+        : `, blobs AS (INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
+          SELECT v.* FROM (VALUES ${blobs.map(() => BLOB_ROW).join(', ')}) AS v(${BLOB_COLUMNS})
+          WHERE EXISTS (SELECT 1 FROM ok) ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING)`;
+    const inserted = await q.run(
+      `WITH ${guard}${insertBlobs} INSERT INTO checkpoints (${CHECKPOINT_COLUMNS})
+        SELECT ?, ?, ?, ?, ?, ?, CAST(? AS INTEGER), ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM ok)`,
+      [...guardParams, ...blobParams(c, blobs), ...rowParams(c, manifest)],
+    );
+    if (inserted === 1) {
+      lastCheckpoints.set(key, { id: c.id, manifest });
+      return true;
+    }
+    lastCheckpoints.delete(key);
+    if (last === null || (await q.get('SELECT 1 AS one FROM checkpoints WHERE id = ?', [c.id])) !== undefined)
+      return false;
+    last = null;
+  }
 }

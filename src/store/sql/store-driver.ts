@@ -3,6 +3,7 @@
  * transaction per core transaction, reads on one snapshot, the cursor key kept in the database.
  */
 import type { DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
+import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
 import type { StoreCapabilities } from '../types.js';
 import { LastCheckpoints } from './context.js';
@@ -38,12 +39,28 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     return { ...sessionRows(env), ...taskRows(env), ...checkpointRows(env), ...itemRows(env) };
   }
 
-  transaction<T>(work: (tx: DriverTx) => Promise<T>): Promise<T> {
+  /**
+   * One database transaction; PostgreSQL runs a single write as a statement of its own (each write call of
+   * this driver is one statement there), sparing the BEGIN and COMMIT round trips.
+   */
+  transaction<T>(work: (tx: DriverTx) => Promise<T>, options?: { readonly single?: boolean }): Promise<T> {
+    if (options?.single === true && this.sql.dialect.name === 'postgres')
+      return work(this.rows(this.sql.query, true));
     return this.sql.transaction((q) => work(this.rows(q, true)));
   }
 
-  read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T> {
-    return this.sql.snapshot((q) => work(this.rows(q, false)));
+  /**
+   * Reads as single statements, without a transaction's round trips. Blobs are only ever removed with the
+   * checkpoints that need them, so the one race is a prune between a checkpoint's row and its blobs: then
+   * the read runs again on one snapshot.
+   */
+  async read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T> {
+    try {
+      return await work(this.rows(this.sql.query, false));
+    } catch (error) {
+      if (!(error instanceof MissingBlobError)) throw error;
+      return this.sql.snapshot((q) => work(this.rows(q, false)));
+    }
   }
 
   /** The database's cursor key (made by migration 3), read once. */
