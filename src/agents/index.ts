@@ -5,6 +5,7 @@ import { flightBookingAgent, flightBookingTask } from './flight-booking.js';
 
 export { deployPipelineAgent, deployPipelineTask } from './deploy-pipeline.js';
 export { flightBookingAgent, flightBookingTask } from './flight-booking.js';
+export * from './tool-loop.js';
 export * from './tool-params.js';
 
 /** One agent with both task types, to show several open tasks of different kinds in one session. */

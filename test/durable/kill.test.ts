@@ -5,14 +5,12 @@
  * tools append to holds each effect exactly once, under the key the store recorded. A run that waits for
  * input is continued by another process with the input; input its schema refuses is `invalid_request`.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonValue } from '../../src/core/json.js';
-import { typeScriptLoaderArgs } from '../../src/process/typescript-child.js';
 import type { Scope, StateStore } from '../../src/store/types.js';
+import { type ChildRun, jsonLines, resultOf, runChild as spawnChild } from './children.js';
 import { freshScope, postgresStore, sqliteStore, type TestStore, tempDir } from './stores.js';
 
 const temp = tempDir();
@@ -23,38 +21,8 @@ afterAll(async () => {
 });
 const script = join(import.meta.dirname, 'child.ts');
 
-type Event = { readonly event: string } & { readonly [key: string]: JsonValue };
-
-interface ChildRun {
-  readonly events: Event[];
-  readonly signal: NodeJS.Signals | null;
-  readonly code: number | null;
-  readonly stderr: string;
-}
-
-function runChild(args: string[], env: Record<string, string> = {}): Promise<ChildRun> {
-  const child = spawn(process.execPath, [...typeScriptLoaderArgs(), script, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const events: Event[] = [];
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  createInterface({ input: child.stdout }).on('line', (line) => events.push(JSON.parse(line) as Event));
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, signal) => resolve({ events, signal, code, stderr }));
-  });
-}
-
 function effectsIn(log: string): { step: string; key: string; result: string }[] {
-  if (!existsSync(log)) return [];
-  return readFileSync(log, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as { step: string; key: string; result: string });
+  return jsonLines(log);
 }
 
 function callsIn(log: string): string[] {
@@ -62,11 +30,8 @@ function callsIn(log: string): string[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
 }
 
-function resultOf(run: ChildRun): JsonValue {
-  const last = run.events.at(-1);
-  if (last?.event !== 'result')
-    throw new Error(`the child did not finish: ${JSON.stringify(last)} ${run.stderr}`);
-  return last.result ?? null;
+function runChild(args: string[], env: Record<string, string> = {}): Promise<ChildRun> {
+  return spawnChild(script, args, env);
 }
 
 /** Kill points of the booking run: step boundaries, every store write, inside both actions. */
