@@ -15,7 +15,7 @@ import {
   ReclaimState,
   reclaimPostgres,
 } from '../../src/store/postgres/reclaim.js';
-import { SqlStoreBase } from '../../src/store/sql/store-base.js';
+import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import type { StateStore } from '../../src/store/types.js';
 import { adminQuery as adminQueryOn, createDatabase, randomSchema, schemaUrl } from './postgres-env.js';
 
@@ -227,8 +227,8 @@ async function untilDeadCounted(schema: string, least: Record<string, number>): 
   }
 }
 
-function sqlStore(store: StateStore): SqlStoreBase {
-  if (!(store instanceof SqlStoreBase)) throw new Error('not an SQL store');
+function sqlStore(store: StateStore): SqlCoreStore {
+  if (!(store instanceof SqlCoreStore)) throw new Error('not an SQL store');
   return store;
 }
 
@@ -493,7 +493,7 @@ describe('postgres reclaim after a sweep', () => {
       reclaimLongTransactionMs: 600_000,
       reclaimLockTimeoutMs: 600_000,
     });
-    expect(store).toBeInstanceOf(SqlStoreBase);
+    expect(store).toBeInstanceOf(SqlCoreStore);
     const errors: unknown[] = [];
     sqlStore(store).onReclaimError = (error) => errors.push(error);
     const lock = await holdReclaimLock(schema);

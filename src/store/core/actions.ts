@@ -187,6 +187,6 @@ export async function listActions(
   filter: ActionFilter,
   query: ActionQuery,
 ): Promise<Page<Action>> {
-  const asked = askPage(op.env, 'actions', scope, query);
-  return toPage(op.env, asked, await op.tx.listActions(scope, filter, asked.request));
+  const asked = await askPage(op.env, 'actions', scope, query);
+  return await toPage(op.env, asked, await op.tx.listActions(scope, filter, asked.request));
 }

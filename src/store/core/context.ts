@@ -11,8 +11,8 @@ export interface CoreEnv {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly defaultTtlSeconds: number;
-  /** Seals list cursors (shared/sealed-cursor.ts). */
-  readonly cursorKey: Buffer;
+  /** The key that seals list cursors (shared/sealed-cursor.ts): read from the driver on first use. */
+  cursorKey(): Promise<Buffer>;
 }
 
 /** One call: the environment, the call's instant (ms) and the driver's view. */

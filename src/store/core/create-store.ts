@@ -3,7 +3,7 @@
  * driver when a check fails), then runs in one driver transaction or read; the rules live in the domain
  * modules beside this one, and the driver only stores rows.
  */
-import { cryptoRandom, systemClock } from '../../core/clock.js';
+import { cryptoRandom, isoAt, systemClock } from '../../core/clock.js';
 import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
 import {
@@ -37,14 +37,12 @@ import { checkBatch, commitTurn, listOpenTasks } from './turn.js';
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;
 
-type Settings = Omit<CoreEnv, 'cursorKey'>;
-
 export class CoreStore implements t.StateStore {
   readonly adapter: string;
   readonly capabilities: t.StoreCapabilities;
-  private readonly settings: Settings;
+  private readonly env: CoreEnv;
   private readonly v: Checks;
-  private env: CoreEnv | null = null;
+  private key: Promise<Buffer> | null = null;
   private closed = false;
 
   constructor(
@@ -54,7 +52,8 @@ export class CoreStore implements t.StateStore {
     this.adapter = driver.name;
     this.capabilities = driver.capabilities;
     this.v = new Checks(driver.name);
-    this.settings = {
+    this.env = {
+      cursorKey: () => this.cursorKey(),
       adapter: driver.name,
       v: this.v,
       clock: options.clock ?? systemClock,
@@ -66,9 +65,16 @@ export class CoreStore implements t.StateStore {
     };
   }
 
-  private async environment(): Promise<CoreEnv> {
-    if (this.env === null) this.env = { ...this.settings, cursorKey: await this.driver.cursorKey() };
-    return this.env;
+  /** The driver's cursor key, asked once (again after a failure). */
+  private cursorKey(): Promise<Buffer> {
+    if (this.key === null) {
+      const asking = this.driver.cursorKey();
+      asking.catch(() => {
+        if (this.key === asking) this.key = null;
+      });
+      this.key = asking;
+    }
+    return this.key;
   }
 
   /** A driver failure that is not the contract's own becomes `store_unavailable` (or `closed`). */
@@ -87,7 +93,7 @@ export class CoreStore implements t.StateStore {
     if (this.closed) throw closedError(this.adapter);
     const checked = check();
     try {
-      const env = await this.environment();
+      const env = this.env;
       const options = single?.(checked) === true ? { single: true } : undefined;
       return await this.driver.transaction(
         (tx: DriverTx) => work({ env, tx, now: env.clock.now() }, checked),
@@ -102,7 +108,7 @@ export class CoreStore implements t.StateStore {
     if (this.closed) throw closedError(this.adapter);
     const checked = check();
     try {
-      const env = await this.environment();
+      const env = this.env;
       return await this.driver.read((tx: DriverReads) => work({ env, tx, now: env.clock.now() }, checked));
     } catch (error) {
       return this.failure(error);
@@ -144,6 +150,12 @@ export class CoreStore implements t.StateStore {
       }
       return { open, nextRun: checkNextRunOption(options.next_run, `[${this.adapter}] `) };
     };
+    const fast = this.driver.fast?.sessionHead?.bind(this.driver.fast);
+    if (fast !== undefined) {
+      return this.read(check, (op, asked) =>
+        fast(scope, id, { openTasks: asked.open, nextRun: asked.nextRun }, isoAt(op.now)),
+      );
+    }
     return this.read(check, async (op, asked) => {
       const session = await sessions.liveSession(op, scope, id);
       if (session === null) return null;
@@ -175,7 +187,7 @@ export class CoreStore implements t.StateStore {
     const check = () => {
       this.scoped(scope, [id, 'session', 'session id']);
       this.v.positiveInt(expected, 'expected_version');
-      return sessions.checkSessionPatch(this.settingsEnv(), patch, 'patch');
+      return sessions.checkSessionPatch(this.env, patch, 'patch');
     };
     return this.write(check, (op, checked) => sessions.applySessionPatch(op, scope, id, expected, checked));
   }
@@ -198,16 +210,11 @@ export class CoreStore implements t.StateStore {
     );
   }
 
-  /** The environment for checks that run before the cursor key is known (they never seal a cursor). */
-  private settingsEnv(): CoreEnv {
-    return this.env ?? { ...this.settings, cursorKey: Buffer.alloc(0) };
-  }
-
   // messages
   appendMessages(scope: t.ReadScope, session_id: string, list: readonly t.NewMessage[]): Promise<Message[]> {
     const check = () => {
       this.scoped(scope, [session_id, 'session', 'session id']);
-      return messages.checkMessages(this.settingsEnv(), list, 'messages');
+      return messages.checkMessages(this.env, list, 'messages');
     };
     return this.write(
       check,
@@ -217,7 +224,7 @@ export class CoreStore implements t.StateStore {
   listMessages(scope: t.ReadScope, session_id: string, query: t.MessageQuery = {}): Promise<Message[]> {
     const check = () => {
       this.scoped(scope, [session_id, 'session', 'session id']);
-      return messages.checkMessageQuery(this.settingsEnv(), query);
+      return messages.checkMessageQuery(this.env, query);
     };
     return this.read(check, (op, checked) => messages.listMessages(op, scope, session_id, checked));
   }
@@ -233,7 +240,7 @@ export class CoreStore implements t.StateStore {
   createTask(scope: t.Scope, input: t.NewTask): Promise<Task> {
     const check = () => {
       this.v.scope(scope);
-      return tasks.checkNewTask(this.settingsEnv(), input, 'task');
+      return tasks.checkNewTask(this.env, input, 'task');
     };
     return this.write(check, (op, checked) => tasks.insertTask(op, scope, checked));
   }
@@ -246,7 +253,7 @@ export class CoreStore implements t.StateStore {
   listTasks(scope: t.ReadScope, query: t.TaskQuery = {}): Promise<t.Page<Task>> {
     const check = () => {
       this.scoped(scope);
-      return tasks.checkTaskQuery(this.settingsEnv(), query);
+      return tasks.checkTaskQuery(this.env, query);
     };
     return this.read(check, (op, filter) => tasks.listTasks(op, scope, filter, query));
   }
@@ -254,7 +261,7 @@ export class CoreStore implements t.StateStore {
     const check = () => {
       this.scoped(scope, [id, 'task', 'task id']);
       this.v.positiveInt(expected, 'expected_version');
-      return tasks.checkTaskPatch(this.settingsEnv(), patch, 'patch');
+      return tasks.checkTaskPatch(this.env, patch, 'patch');
     };
     return this.write(check, (op, checked) => tasks.applyTaskPatch(op, scope, id, expected, checked));
   }
@@ -269,7 +276,7 @@ export class CoreStore implements t.StateStore {
   beginAction(scope: t.Scope, input: t.NewAction): Promise<{ action: Action; created: boolean }> {
     const check = () => {
       this.v.scope(scope);
-      return actions.checkNewAction(this.settingsEnv(), input, 'action');
+      return actions.checkNewAction(this.env, input, 'action');
     };
     return this.write(check, (op, checked) => actions.begin(op, scope, checked));
   }
@@ -289,7 +296,7 @@ export class CoreStore implements t.StateStore {
   completeAction(scope: t.ReadScope, id: string, completion: t.ActionCompletion): Promise<Action> {
     const check = () => {
       this.scoped(scope, [id, 'action', 'action id']);
-      return actions.checkCompletion(this.settingsEnv(), completion, 'completion');
+      return actions.checkCompletion(this.env, completion, 'completion');
     };
     return this.write(check, (op, done) => actions.complete(op, scope, id, done));
   }
@@ -305,7 +312,7 @@ export class CoreStore implements t.StateStore {
   resolveAction(scope: t.ReadScope, id: string, resolution: t.ActionResolution): Promise<Action> {
     const check = () => {
       this.scoped(scope, [id, 'action', 'action id']);
-      return actions.checkResolution(this.settingsEnv(), resolution);
+      return actions.checkResolution(this.env, resolution);
     };
     return this.write(check, (op, done) =>
       actions.transition(op, scope, id, done.status, ['PENDING', 'UNKNOWN'], {
@@ -324,7 +331,7 @@ export class CoreStore implements t.StateStore {
   listActions(scope: t.ReadScope, query: t.ActionQuery = {}): Promise<t.Page<Action>> {
     const check = () => {
       this.scoped(scope);
-      return actions.checkActionQuery(this.settingsEnv(), query);
+      return actions.checkActionQuery(this.env, query);
     };
     return this.read(check, (op, filter) => actions.listActions(op, scope, filter, query));
   }
@@ -333,7 +340,7 @@ export class CoreStore implements t.StateStore {
   putCheckpoint(scope: t.Scope, input: t.NewCheckpoint): Promise<Checkpoint> {
     const check = () => {
       this.v.scope(scope);
-      return checkpoints.checkNewCheckpoint(this.settingsEnv(), input, 'checkpoint');
+      return checkpoints.checkNewCheckpoint(this.env, input, 'checkpoint');
     };
     // With no session to check, a put is one write of the driver.
     return this.write(
@@ -363,7 +370,7 @@ export class CoreStore implements t.StateStore {
     const check = () => {
       this.scoped(scope);
       this.v.name(run_id, 'run_id');
-      return checkpoints.checkCheckpointQuery(this.settingsEnv(), query);
+      return checkpoints.checkCheckpointQuery(this.env, query);
     };
     return this.read(check, (op, page) => checkpoints.listCheckpoints(op, scope, run_id, page));
   }
@@ -380,7 +387,7 @@ export class CoreStore implements t.StateStore {
   putMemory(scope: t.Scope, input: t.NewMemory): Promise<MemoryItem> {
     const check = () => {
       this.v.scope(scope);
-      return memory.checkNewMemory(this.settingsEnv(), input);
+      return memory.checkNewMemory(this.env, input);
     };
     return this.write(check, (op, checked) => memory.writeMemory(op, scope, checked));
   }
@@ -413,7 +420,7 @@ export class CoreStore implements t.StateStore {
   commitTurn(scope: t.Scope, batch: t.TurnBatch): Promise<t.TurnResult> {
     const check = () => {
       this.v.scope(scope);
-      return checkBatch(this.settingsEnv(), batch);
+      return checkBatch(this.env, batch);
     };
     if (this.driver.listsAfterCommit !== true) {
       return this.write(check, (op, checked) => commitTurn(op, scope, checked));
@@ -469,7 +476,7 @@ export class CoreStore implements t.StateStore {
   completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse): Promise<void> {
     const check = () => {
       this.requestKey(scope, key);
-      return coordination.checkResponse(this.settingsEnv(), response);
+      return coordination.checkResponse(this.env, response);
     };
     return this.write(check, (op, checked) => coordination.completeRequestKey(op, scope, key, checked));
   }
@@ -489,10 +496,10 @@ export class CoreStore implements t.StateStore {
     if (this.closed) throw closedError(this.adapter);
     const max = this.v.positiveInt(limit, 'limit');
     if (max > MAX_SWEEP_LIMIT) this.v.fail(`limit must be at most ${MAX_SWEEP_LIMIT}, got ${max}`);
-    return this.maintain(() => this.driver.sweepExpired(this.settings.clock.now(), max));
+    return this.maintain(() => this.driver.sweepExpired(this.env.clock.now(), max));
   }
   sessionStats(): Promise<Record<SessionStatus, number>> {
-    return this.maintain(() => this.driver.sessionStats(this.settings.clock.now()));
+    return this.maintain(() => this.driver.sessionStats(this.env.clock.now()));
   }
   actionStats(): Promise<t.ActionStats> {
     return this.maintain(() => this.driver.actionStats());

@@ -33,6 +33,7 @@ import type {
   ReadScope,
   RetentionSweep,
   Scope,
+  SessionHead,
   StoreCapabilities,
   StoredResponse,
 } from '../types.js';
@@ -177,6 +178,22 @@ export interface DriverWrites {
 
 export interface DriverTx extends DriverReads, DriverWrites {}
 
+/** What a session head read asks besides the session and its newest message. */
+export interface HeadReads {
+  /** The scope's open tasks, at most this many; null: none. */
+  readonly openTasks: number | null;
+  readonly nextRun: boolean;
+}
+
+/**
+ * Reads a driver may do in fewer round trips than the core's generic path. A fast path answers exactly
+ * what the generic path answers (the conformance suite runs both).
+ */
+export interface DriverFastPaths {
+  /** getSessionHead in one read: null when the session is not in scope or expired at `now` (ISO-8601). */
+  sessionHead?(scope: ReadScope, id: string, reads: HeadReads, now: string): Promise<SessionHead | null>;
+}
+
 /** Work across all tenants, on the storage as a whole: the sweeps and the gauges' counts. */
 export interface DriverMaintenance {
   /** Removes up to `limit` sessions expired at `now_ms` with their messages, and expired memory items, leases and request keys. */
@@ -196,6 +213,8 @@ export interface StoreDriver extends DriverMaintenance {
    * driver that sends its writes at commit): the core then lists a turn's open tasks right after it commits.
    */
   readonly listsAfterCommit?: boolean;
+  /** Optional fast paths (absent: the generic path). */
+  readonly fast?: DriverFastPaths;
   /**
    * Runs `work` atomically (see the header). `single`: the work makes exactly one call of the driver, a
    * write; a driver whose every write call is atomic by itself may run it without a transaction.

@@ -79,7 +79,7 @@ export async function listMemory(
   const { v } = op.env;
   v.record(query, 'query', MEMORY_QUERY_FIELDS);
   const prefix = query.prefix === undefined ? '' : v.text(query.prefix, 'prefix');
-  const asked = askPage(op.env, `memory:${namespace}`, scope, query);
+  const asked = await askPage(op.env, `memory:${namespace}`, scope, query);
   const rows = await op.tx.listMemory(scope, namespace, { prefix, liveAt: isoAt(op.now) }, asked.request);
-  return toPage(op.env, asked, rows);
+  return await toPage(op.env, asked, rows);
 }

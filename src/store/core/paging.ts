@@ -17,30 +17,36 @@ export interface PageAsked {
 }
 
 /** The page a query asks for, checked: the limit and where the cursor points. */
-export function askPage(
+export async function askPage(
   env: CoreEnv,
   list: string,
   scope: ReadScope,
   query: PageQuery | undefined,
-): PageAsked {
+): Promise<PageAsked> {
   const limit = env.v.limit(query?.limit, 'limit', DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT);
   const cursor = query?.cursor;
   let after: ListPosition | null = null;
   if (cursor !== undefined && cursor !== null) {
-    const at = openCursor(env.cursorKey, list, scope, cursor, (message) => env.v.fail(message));
+    if (typeof cursor !== 'string' || cursor.length === 0)
+      env.v.fail('cursor must be a string from next_cursor');
+    const at = openCursor(await env.cursorKey(), list, scope, cursor, (message) => env.v.fail(message));
     after = 's' in at ? at.s : at.k;
   }
   return { list, scope, request: { after, limit: limit + 1 }, limit };
 }
 
 /** The page from the rows the driver gave for `asked`. */
-export function toPage<T>(env: CoreEnv, asked: PageAsked, rows: readonly Listed<T>[]): Page<T> {
+export async function toPage<T>(
+  env: CoreEnv,
+  asked: PageAsked,
+  rows: readonly Listed<T>[],
+): Promise<Page<T>> {
   const items = rows.slice(0, asked.limit);
   const last = items.at(-1);
   const next_cursor =
     rows.length > asked.limit && last !== undefined
       ? sealCursor(
-          env.cursorKey,
+          await env.cursorKey(),
           asked.list,
           asked.scope,
           typeof last.pos === 'number' ? { s: last.pos } : { k: last.pos },

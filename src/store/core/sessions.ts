@@ -106,9 +106,9 @@ export async function listSessions(
   const { v } = op.env;
   v.record(query, 'query', SESSION_QUERY_FIELDS);
   const status = query.status === undefined ? undefined : v.oneOf(query.status, SESSION_STATUSES, 'status');
-  const asked = askPage(op.env, 'sessions', scope, query);
+  const asked = await askPage(op.env, 'sessions', scope, query);
   const filter = { ...(status === undefined ? {} : { status }), liveAt: isoAt(op.now) };
-  return toPage(op.env, asked, await op.tx.listSessions(scope, filter, asked.request));
+  return await toPage(op.env, asked, await op.tx.listSessions(scope, filter, asked.request));
 }
 
 /** Applies a checked patch when `expected` is the current version: the version goes up, the TTL is renewed. */

@@ -164,9 +164,9 @@ export async function listTasks(
   filter: TaskFilter,
   query: TaskQuery,
 ): Promise<Page<Task>> {
-  const asked = askPage(op.env, 'tasks', scope, query);
+  const asked = await askPage(op.env, 'tasks', scope, query);
   if (filter.states !== undefined && filter.states.length === 0) return { items: [], next_cursor: null };
-  return toPage(op.env, asked, await op.tx.listTasks(scope, filter, asked.request));
+  return await toPage(op.env, asked, await op.tx.listTasks(scope, filter, asked.request));
 }
 
 export async function listTaskEvents(op: Op, scope: ReadScope, task_id: string): Promise<TaskEvent[]> {

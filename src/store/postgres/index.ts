@@ -49,6 +49,8 @@ export interface PostgresStoreOptions extends StoreOptions {
    * names is checked by the caller, not against this database's (empty) sessions table. Default false.
    */
   readonly sessionsElsewhere?: boolean;
+  /** False: every call takes the store core's generic path, none of the driver's fast paths. Default true. */
+  readonly fastPaths?: boolean;
 }
 
 /** How long an idle connection of the store's own pool stays open (see `idleTimeoutMs`). */

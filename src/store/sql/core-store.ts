@@ -4,7 +4,7 @@ import { checkRetention } from '../shared/retention.js';
 import type { RetentionCutoffs, StoreOptions } from '../types.js';
 import type { SqlDriver } from './executor.js';
 import type { DetailedSweep } from './retention.js';
-import { SqlStoreDriver } from './store-driver.js';
+import { type SqlDriverOptions, SqlStoreDriver } from './store-driver.js';
 
 export class SqlCoreStore extends CoreStore {
   private readonly rows: SqlStoreDriver;

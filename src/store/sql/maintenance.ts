@@ -3,6 +3,7 @@
  * by the database (sweep-batches.ts), the storage given back after them, and the gauges' counts.
  */
 import { isoAt } from '../../core/clock.js';
+import { storeUnavailable } from '../../core/errors.js';
 import type { SessionStatus } from '../../core/model.js';
 import type { DriverMaintenance } from '../core/driver.js';
 import { type CheckedRetention, emptyStats, LIVE_STATUSES } from '../shared/retention.js';
@@ -102,7 +103,8 @@ export class SqlMaintenance implements DriverMaintenance {
     const deleted = this.deleted.snapshot();
     try {
       this.deleted.settle(deleted, await reclaim(deleted));
-    } catch (error) {
+    } catch (cause) {
+      const error = storeUnavailable(this.driver.dialect.name, cause);
       this.failedReclaims += 1;
       this.lastReclaimError = error;
       try {

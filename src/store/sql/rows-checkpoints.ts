@@ -127,7 +127,8 @@ async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoi
  */
 async function insertInOneStatement({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
   const key = runKey(c);
-  let last = lastCheckpoints.get(key) ?? (await newest(q, c));
+  // A first checkpoint (no parent) of a run this store knows nothing of is stored whole, with nothing read.
+  let last = lastCheckpoints.get(key) ?? (c.parent_id === null ? null : await newest(q, c));
   for (;;) {
     const { manifest, blobs } = encodeChannels(c.channels, last?.manifest ?? null, runMemo(key));
     const free = 'NOT EXISTS (SELECT 1 FROM checkpoints WHERE id = ?)';

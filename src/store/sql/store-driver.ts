@@ -2,7 +2,7 @@
  * The SQL driver of the store core (SQLite and PostgreSQL): rows in the schema of schema.ts, one database
  * transaction per core transaction, reads on one snapshot, the cursor key kept in the database.
  */
-import type { DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
+import type { DriverFastPaths, DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
 import type { StoreCapabilities } from '../types.js';
@@ -13,19 +13,38 @@ import { checkpointRows } from './rows-checkpoints.js';
 import { itemRows } from './rows-items.js';
 import { sessionRows } from './rows-sessions.js';
 import { taskRows } from './rows-tasks.js';
+import { selectSessionHead } from './session-head.js';
 import type { SqlTxEnv } from './tx-env.js';
+
+export interface SqlDriverOptions {
+  /** False: every call takes the core's generic path (what the conformance suite also runs). Default true. */
+  readonly fastPaths?: boolean;
+}
 
 export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   readonly capabilities: StoreCapabilities = { multiProcess: true, durable: true };
   private readonly lastCheckpoints = new LastCheckpoints();
   private key: Promise<Buffer> | null = null;
+  readonly fast: DriverFastPaths | undefined;
 
   constructor(
     readonly name: 'sqlite' | 'postgres',
     private readonly sql: SqlDriver,
     private readonly onClose: () => Promise<void> = () => sql.close(),
+    options: SqlDriverOptions = {},
   ) {
     super(sql);
+    // SQLite answers in-process: the generic path's reads cost what one statement would.
+    this.fast =
+      name === 'postgres' && options.fastPaths !== false
+        ? {
+            sessionHead: (scope, id, reads, now) =>
+              selectSessionHead(this.sql.query, scope, id, reads, now, async (run) => {
+                const newest = await this.rows(this.sql.query, false).latestCheckpoint(scope, run);
+                return newest?.label ?? null;
+              }),
+          }
+        : undefined;
   }
 
   private rows(q: SqlExecutor, write: boolean): DriverTx {

@@ -1,0 +1,99 @@
+/**
+ * PostgreSQL's session head in one statement: the session, its newest message (a lateral read of one index
+ * entry from the end of the session's messages), the scope's open tasks as a JSON list, and the session's
+ * next run with the label of its newest checkpoint. The fast path of the core's getSessionHead.
+ */
+import type { Message } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
+import type { HeadReads } from '../core/driver.js';
+import type { ReadScope, SessionHead } from '../types.js';
+import { scopeCheck, scopeWhere } from './context.js';
+import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
+import { MESSAGE_COLUMNS, SESSION_COLUMNS, TASK_COLUMNS, toMessage, toSession, toTask } from './rows.js';
+import { OPEN_TASK_STATES_SQL } from './schema.js';
+
+const HEAD_SESSION_COLUMNS = SESSION_COLUMNS.split(', ')
+  .map((column) => `s.${column}`)
+  .join(', ');
+const HEAD_MESSAGE_COLUMNS = MESSAGE_COLUMNS.split(', ')
+  .map((column) => `m.${column} AS m_${column}`)
+  .join(', ');
+
+const BASE32 = "'abcdefghijklmnopqrstuvwxyz234567'";
+const base32Char = (bits: string) => `substr(${BASE32}, (${bits})::int + 1, 1)`;
+const chunkChars = (v: string) =>
+  Array.from({ length: 8 }, (_, c) => base32Char(`(${v} >> ${35 - 5 * c}) & 31`)).join(' || ');
+
+/**
+ * runIdFor (core/run-id.ts) of the head's session and newest message, as joins that give `r.id`: `run_` and
+ * the base32 (RFC 4648 alphabet, lowercase, no padding) of the first 16 bytes of sha256(session id, newline,
+ * seq), read as three 40-bit numbers (8 characters each) and a last byte (2 characters).
+ */
+const NEXT_RUN_ID_JOINS = `
+      CROSS JOIN LATERAL (SELECT substring(sha256(convert_to(s.id || chr(10) || COALESCE(m.seq, 0)::text, 'UTF8'))
+        FROM 1 FOR 16) AS b) rh
+      CROSS JOIN LATERAL (SELECT ('x' || encode(substring(rh.b FROM 1 FOR 5), 'hex'))::bit(40)::bigint AS v1,
+        ('x' || encode(substring(rh.b FROM 6 FOR 5), 'hex'))::bit(40)::bigint AS v2,
+        ('x' || encode(substring(rh.b FROM 11 FOR 5), 'hex'))::bit(40)::bigint AS v3,
+        get_byte(rh.b, 15) AS v4) rv
+      CROSS JOIN LATERAL (SELECT 'run_' || ${chunkChars('rv.v1')} || ${chunkChars('rv.v2')} || ${chunkChars('rv.v3')}
+        || ${base32Char('(rv.v4 >> 3) & 31')} || ${base32Char('(rv.v4 & 7) << 2')} AS id) r`;
+
+/** The head, or null when the session is not in scope or expired at `now`. */
+export async function selectSessionHead(
+  q: SqlExecutor,
+  scope: ReadScope,
+  id: string,
+  reads: HeadReads,
+  now: string,
+  /** The newest checkpoint's label of a run, should the run id computed in SQL ever differ from runIdFor's. */
+  labelOf: (run_id: string) => Promise<string | null>,
+): Promise<SessionHead | null> {
+  const params: SqlParam[] = [];
+  let openColumn = '';
+  if (reads.openTasks !== null) {
+    const tasksWhere = scopeWhere(scope);
+    openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
+      WHERE ${tasksWhere.sql} AND ${OPEN_TASK_STATES_SQL} ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
+    params.push(...tasksWhere.params, reads.openTasks);
+  }
+  let nextRunColumns = '';
+  let nextRunJoins = '';
+  if (reads.nextRun) {
+    const checkpointsWhere = scopeWhere(scope, 'c.');
+    nextRunColumns = ', r.id AS next_run_id, cl.label AS next_run_label';
+    nextRunJoins = `${NEXT_RUN_ID_JOINS}
+      LEFT JOIN LATERAL (SELECT c.label FROM checkpoints c WHERE ${checkpointsWhere.sql} AND c.run_id = r.id
+        ORDER BY c.ord DESC LIMIT 1) cl ON true`;
+    params.push(...checkpointsWhere.params);
+  }
+  const where = scopeCheck(scope, 's.');
+  const row = await q.get(
+    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
+      LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
+        WHERE tenant_id = s.tenant_id AND session_id = s.id ORDER BY seq DESC LIMIT 1) m ON true${nextRunJoins}
+      WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
+    [...params, id, ...where.params, now],
+  );
+  if (row === undefined) return null;
+  let message: Message | null = null;
+  if (row.m_id !== null && row.m_id !== undefined) {
+    const fields: SqlRow = {};
+    for (const column of MESSAGE_COLUMNS.split(', ')) fields[column] = row[`m_${column}`];
+    message = toMessage(fields);
+  }
+  let head: SessionHead = { session: toSession(row), last_message: message };
+  if (reads.openTasks !== null) {
+    const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
+    head = { ...head, open_tasks: listed.map(toTask) };
+  }
+  if (!reads.nextRun) return head;
+  const runId = runIdFor(id, message?.seq ?? 0);
+  const label =
+    row.next_run_id === runId
+      ? row.next_run_label === null
+        ? null
+        : String(row.next_run_label)
+      : await labelOf(runId);
+  return { ...head, next_run: { id: runId, checkpoint_label: label } };
+}
