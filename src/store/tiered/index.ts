@@ -105,7 +105,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
         clock,
         random,
         defaultTtlSeconds,
-        cursorKey: Buffer.alloc(0),
+        cursorKey: async () => Buffer.alloc(0),
       },
       pg,
       sql: {
