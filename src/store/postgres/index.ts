@@ -26,11 +26,11 @@
  */
 import pg from 'pg';
 import { storeUnavailable } from '../../core/errors.js';
+import type { Session } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
 import { SqlCoreStore } from '../sql/core-store.js';
 import { migrate } from '../sql/migrate.js';
-import { SqlStore } from '../sql/store.js';
-import type { StateStore, StoreOptions } from '../types.js';
+import type { ReadScope, StateStore, StoreOptions } from '../types.js';
 import { DEFAULT_POSTGRES_SCHEMA } from './defaults.js';
 import { postgresDriver } from './driver.js';
 
@@ -45,10 +45,10 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly reclaimLongTransactionMs?: number;
   readonly reclaimLockTimeoutMs?: number;
   /**
-   * Internal (the tiered store): the sessions live elsewhere, so the session id a task, action or checkpoint
-   * names is checked by the caller, not against this database's (empty) sessions table. Default false.
+   * Internal (the tiered store): the sessions live elsewhere and are read there, when a task, action or
+   * checkpoint names one; this database stores none. Default: in this database.
    */
-  readonly sessionsElsewhere?: boolean;
+  readonly sessions?: (scope: ReadScope, id: string) => Promise<Session | null>;
   /** False: every call takes the store core's generic path, none of the driver's fast paths. Default true. */
   readonly fastPaths?: boolean;
 }
@@ -145,8 +145,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await end().catch(() => undefined);
     throw storeUnavailable('postgres', error);
   }
-  // The tiered store's durable tier keeps its sessions in Redis: it runs on the SQL store of its own.
-  if (options.sessionsElsewhere === true) return new SqlStore('postgres', driver, options, end);
   return new SqlCoreStore('postgres', driver, options, end);
 }
 

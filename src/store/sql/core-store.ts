@@ -12,10 +12,13 @@ export class SqlCoreStore extends CoreStore {
   constructor(
     name: 'sqlite' | 'postgres',
     sql: SqlDriver,
-    options: StoreOptions,
+    options: StoreOptions & SqlDriverOptions,
     onClose?: () => Promise<void>,
   ) {
-    const driver = new SqlStoreDriver(name, sql, onClose);
+    const driver = new SqlStoreDriver(name, sql, onClose, {
+      fastPaths: options.fastPaths !== false,
+      ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
+    });
     super(driver, options);
     this.rows = driver;
   }

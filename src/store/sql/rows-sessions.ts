@@ -1,6 +1,7 @@
 /** Session and message rows of the SQL driver. */
 import type { Message, Session } from '../../core/model.js';
 import type { DriverTx, Listed } from '../core/driver.js';
+import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, type SqlParam } from './executor.js';
 import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
@@ -40,7 +41,26 @@ function messageParams(m: Message): SqlParam[] {
   ];
 }
 
-export function sessionRows({ q, counts, sessionLock }: SqlTxEnv): SessionRows {
+/** Sessions kept elsewhere: read there; this database stores none of them nor their messages. */
+function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | null>): SessionRows {
+  const refuse = async (): Promise<never> => {
+    throw new Error('the sessions of this store live in another one: this database stores none');
+  };
+  return {
+    getSession: read,
+    listSessions: refuse,
+    insertSession: refuse,
+    replaceSession: refuse,
+    deleteSession: refuse,
+    messageCount: refuse,
+    listMessages: refuse,
+    lastMessages: refuse,
+    appendMessages: refuse,
+  };
+}
+
+export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): SessionRows {
+  if (sessions !== undefined) return elsewhere(sessions);
   return {
     async getSession(scope, id) {
       const where = scopeCheck(scope);

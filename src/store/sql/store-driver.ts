@@ -2,10 +2,12 @@
  * The SQL driver of the store core (SQLite and PostgreSQL): rows in the schema of schema.ts, one database
  * transaction per core transaction, reads on one snapshot, the cursor key kept in the database.
  */
+
+import type { Session } from '../../core/model.js';
 import type { DriverFastPaths, DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
-import type { StoreCapabilities } from '../types.js';
+import type { ReadScope, StoreCapabilities } from '../types.js';
 import { LastCheckpoints } from './context.js';
 import type { SqlDriver, SqlExecutor } from './executor.js';
 import { SqlMaintenance } from './maintenance.js';
@@ -19,6 +21,11 @@ import type { SqlTxEnv } from './tx-env.js';
 export interface SqlDriverOptions {
   /** False: every call takes the core's generic path (what the conformance suite also runs). Default true. */
   readonly fastPaths?: boolean;
+  /**
+   * The tiered store's durable tier: sessions live in Redis and are read there (the session a task,
+   * action or checkpoint names); this database stores none.
+   */
+  readonly sessions?: (scope: ReadScope, id: string) => Promise<Session | null>;
 }
 
 export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
@@ -26,6 +33,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   private readonly lastCheckpoints = new LastCheckpoints();
   private key: Promise<Buffer> | null = null;
   readonly fast: DriverFastPaths | undefined;
+  private readonly sessions: SqlDriverOptions['sessions'];
 
   constructor(
     readonly name: 'sqlite' | 'postgres',
@@ -34,9 +42,10 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     options: SqlDriverOptions = {},
   ) {
     super(sql);
+    this.sessions = options.sessions;
     // SQLite answers in-process: the generic path's reads cost what one statement would.
     this.fast =
-      name === 'postgres' && options.fastPaths !== false
+      name === 'postgres' && options.fastPaths !== false && options.sessions === undefined
         ? {
             sessionHead: (scope, id, reads, now) =>
               selectSessionHead(this.sql.query, scope, id, reads, now, async (run) => {
@@ -53,6 +62,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       dialect: this.sql.dialect,
       sessionLock: write && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
       counts: new Map(),
+      sessions: this.sessions,
       lastCheckpoints: this.lastCheckpoints,
     };
     return { ...sessionRows(env), ...taskRows(env), ...checkpointRows(env), ...itemRows(env) };

@@ -1,5 +1,7 @@
 /** What the SQL driver's rows of one transaction (or read) share. */
 
+import type { Session } from '../../core/model.js';
+import type { ReadScope } from '../types.js';
 import type { LastCheckpoints } from './context.js';
 import type { SqlDialect, SqlExecutor } from './executor.js';
 
@@ -14,6 +16,11 @@ export interface SqlTxEnv {
   readonly sessionLock: string;
   /** Each session's message count as read, and the messages this transaction appended to it. */
   readonly counts: Map<string, { stored: number; added: number }>;
+  /**
+   * Where sessions are read when they are not in this database (the tiered store's durable tier: they live
+   * in Redis). This driver then stores no session and no message.
+   */
+  readonly sessions: ((scope: ReadScope, id: string) => Promise<Session | null>) | undefined;
   /** The last checkpoint this store wrote in each run: the manifest a put encodes against. */
   readonly lastCheckpoints: LastCheckpoints;
 }

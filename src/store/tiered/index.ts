@@ -24,8 +24,6 @@ import { type ConnectOptions, connectClient, createClient } from '../redis/clien
 import { RedisDriver } from '../redis/driver.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
-import { LastCheckpoints } from '../sql/context.js';
-import { CursorKey } from '../sql/paging.js';
 import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
 import { ADAPTER, rebrand } from './errors.js';
 import { DEFAULT_HOT_TTL_SECONDS, HotTasks } from './hot.js';
@@ -76,7 +74,8 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
   const tiered = defineScripts(redis);
   await connectClient(redis, ADAPTER, redisUrl.db);
   const ctx: RedisCtx = { redis, scripts, prefix, clock };
-  const redisStore = createStateStore(new RedisDriver(ctx), {
+  const redisDriver = new RedisDriver(ctx);
+  const redisStore = createStateStore(redisDriver, {
     clock,
     random,
     defaultSessionTtlSeconds: defaultTtlSeconds,
@@ -88,7 +87,8 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
       clock,
       random,
       defaultSessionTtlSeconds: defaultTtlSeconds,
-      sessionsElsewhere: true,
+      // The sessions a task, action or checkpoint names are read where they live.
+      sessions: (scope, id) => redisStore.getSession(scope, id),
       ...(options.schema === undefined ? {} : { schema: options.schema }),
       ...(options.max === undefined ? {} : { max: options.max }),
     });
@@ -108,15 +108,13 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
         cursorKey: async () => Buffer.alloc(0),
       },
       pg,
-      sql: {
+      env: {
         adapter: ADAPTER,
         v,
         clock,
         random,
-        defaultSessionTtlSeconds: defaultTtlSeconds,
-        lastCheckpoints: new LastCheckpoints(),
-        sessionsElsewhere: true,
-        cursorKey: new CursorKey(),
+        defaultTtlSeconds,
+        cursorKey: async () => Buffer.alloc(0),
       },
       hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),
       locks: new SessionLocks(redis, tiered, prefix, lockMs),

@@ -7,12 +7,12 @@
 
 import { closedError, invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
+import { checkNewAction } from '../core/actions.js';
+import { checkNewCheckpoint } from '../core/checkpoints.js';
+import { checkNewTask, checkTaskPatch } from '../core/tasks.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
-import { checkNewAction } from '../sql/actions.js';
-import { checkNewCheckpoint } from '../sql/checkpoints.js';
-import { SqlStoreBase } from '../sql/store-base.js';
-import { checkNewTask, checkTaskPatch } from '../sql/tasks.js';
+import { SqlCoreStore } from '../sql/core-store.js';
 import type * as t from '../types.js';
 import { MAX_PAGE_LIMIT } from '../types.js';
 import { named, withOwnSessions } from './attach.js';
@@ -47,8 +47,8 @@ export class TieredStore implements t.StateStore {
   /** Checks a read scope and a session id, then runs `work` holding that session's turn lock. */
   private locked<T>(scope: t.ReadScope, id: string, work: () => Promise<T>): Promise<T> {
     return this.run('redis', () => {
-      this.deps.sql.v.readScope(scope);
-      this.deps.sql.v.id(id, 'session', 'session id');
+      this.deps.env.v.readScope(scope);
+      this.deps.env.v.id(id, 'session', 'session id');
       return this.deps.locks.with(scope.tenant_id, [id], work);
     });
   }
@@ -99,8 +99,8 @@ export class TieredStore implements t.StateStore {
   // tasks: PostgreSQL, with hot copies in Redis
   createTask: t.StateStore['createTask'] = (s, input) =>
     this.run('postgres', async () => {
-      this.deps.sql.v.scope(s);
-      const checked = checkNewTask(this.deps.sql, input, 'task');
+      this.deps.env.v.scope(s);
+      const checked = checkNewTask(this.deps.env, input, 'task');
       const task = await withOwnSessions(this.deps, s, named([checked.session_id]), () =>
         this.pg.createTask(s, input),
       );
@@ -109,7 +109,7 @@ export class TieredStore implements t.StateStore {
     });
   getTask: t.StateStore['getTask'] = (s, id) =>
     this.run('postgres', async () => {
-      const { v } = this.deps.sql;
+      const { v } = this.deps.env;
       v.readScope(s);
       v.id(id, 'task', 'task id');
       if (s.user_id !== undefined) {
@@ -123,11 +123,11 @@ export class TieredStore implements t.StateStore {
   listTasks: t.StateStore['listTasks'] = (s, q) => this.run('postgres', () => this.pg.listTasks(s, q));
   updateTask: t.StateStore['updateTask'] = (s, id, expected, patch) =>
     this.run('postgres', async () => {
-      const { v } = this.deps.sql;
+      const { v } = this.deps.env;
       v.readScope(s);
       v.id(id, 'task', 'task id');
       v.positiveInt(expected, 'expected_version');
-      const checked = checkTaskPatch(this.deps.sql, patch, 'patch');
+      const checked = checkTaskPatch(this.deps.env, patch, 'patch');
       // A new session must be a live one of the task's owner; keeping the one it has is no change.
       const moving = typeof checked.session_id === 'string';
       const current = moving || s.user_id === undefined ? await this.pg.getTask(s, id) : null;
@@ -158,8 +158,8 @@ export class TieredStore implements t.StateStore {
   // actions, checkpoints, memory, leases, request keys: PostgreSQL
   beginAction: t.StateStore['beginAction'] = (s, input) =>
     this.run('postgres', () => {
-      this.deps.sql.v.scope(s);
-      const checked = checkNewAction(this.deps.sql, input, 'action');
+      this.deps.env.v.scope(s);
+      const checked = checkNewAction(this.deps.env, input, 'action');
       const begin = () => this.pg.beginAction(s, input);
       // A key that exists answers with its action whatever the session (as in the other stores).
       return withOwnSessions(this.deps, s, named([checked.session_id]), begin, async () => {
@@ -182,7 +182,7 @@ export class TieredStore implements t.StateStore {
 
   putCheckpoint: t.StateStore['putCheckpoint'] = (s, input) =>
     this.run('postgres', () => {
-      const { v } = this.deps.sql;
+      const { v } = this.deps.env;
       v.scope(s);
       v.record(input, 'checkpoint', CHECKPOINT_FIELDS);
       const session = v.optionalId(input.session_id, 'session', 'checkpoint.session_id');
@@ -193,7 +193,7 @@ export class TieredStore implements t.StateStore {
         named([session]),
         () => this.pg.putCheckpoint(s, input),
         async () => {
-          checkNewCheckpoint(this.deps.sql, input, 'checkpoint');
+          checkNewCheckpoint(this.deps.env, input, 'checkpoint');
           return null;
         },
       );
@@ -245,7 +245,7 @@ export class TieredStore implements t.StateStore {
   /** Tasks, actions and checkpoints live in PostgreSQL; the hot copies of deleted tasks become tombstones. */
   sweepRetention: t.StateStore['sweepRetention'] = (cutoffs, limit) =>
     this.run('postgres', async () => {
-      if (!(this.pg instanceof SqlStoreBase)) return this.pg.sweepRetention(cutoffs, limit);
+      if (!(this.pg instanceof SqlCoreStore)) return this.pg.sweepRetention(cutoffs, limit);
       const swept = await this.pg.sweepRetentionDetailed(cutoffs, limit);
       // A tombstone at the highest version: no late write-through or read can bring the copy back.
       await this.run('redis', () =>

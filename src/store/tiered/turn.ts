@@ -32,10 +32,9 @@ import { type Message, OPEN_TASK_STATES, type Session } from '../../core/model.j
 import type { CoreEnv } from '../core/context.js';
 import { appendChecked, checkMessages } from '../core/messages.js';
 import { applySessionPatch, checkSessionPatch } from '../core/sessions.js';
+import { type CheckedBatch, checkBatch } from '../core/turn.js';
 import { redisRows } from '../redis/driver.js';
 import { Plan, type Ctx as RedisCtx, runPlan } from '../redis/plan.js';
-import type { SqlContext } from '../sql/context.js';
-import { type CheckedBatch, checkBatch } from '../sql/turn.js';
 import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';
 import { missingSessions, named, sessionNotFound } from './attach.js';
 import { durableCommitted, rebrand } from './errors.js';
@@ -50,7 +49,8 @@ export interface TurnDeps {
   /** The store core's settings for the Redis half (its rules run on the Redis rows of a plan). */
   readonly redisEnv: CoreEnv;
   readonly pg: StateStore;
-  readonly sql: SqlContext;
+  /** The tiered store's own checks and settings (its errors start with `[tiered]`). */
+  readonly env: CoreEnv;
   readonly hot: HotTasks;
   readonly locks: SessionLocks;
   readonly afterDurableCommit?: AfterDurableCommit | undefined;
@@ -70,8 +70,8 @@ interface RedisParts {
 }
 
 function check(d: TurnDeps, scope: Scope, batch: TurnBatch): { b: CheckedBatch; parts: RedisParts } {
-  d.sql.v.scope(scope);
-  const checked = checkBatch(d.sql, batch);
+  d.env.v.scope(scope);
+  const checked = checkBatch(d.env, batch);
   try {
     const env = d.redisEnv;
     const patch =
