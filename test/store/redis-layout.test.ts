@@ -153,17 +153,16 @@ describe('redis expiry on the system clock', () => {
         const session = await store.createSession(scope, { ttl_seconds: 1 });
         await store.appendMessages(scope, session.id, [{ role: 'user', content: `${i}` }]);
       }
-      // 3 keys per session; tenants, cursor-key, own, ss, sx; the live-session count of status active
-      expect((await keysOf(redis, own)).length).toBe(20 * 3 + 6);
+      // 3 keys per session; tenants, own, ss, sx; the live-session count of status active
+      expect((await keysOf(redis, own)).length).toBe(20 * 3 + 5);
       // TTL 1 s plus a grace of 1 s; SCAN does not return keys past their TTL.
       await new Promise((resolve) => setTimeout(resolve, 2_300));
       const left = await keysOf(redis, own);
-      const kept = [`${own}:tenants`, `${own}:cursor-key`];
       expect(left.sort()).toEqual(
-        [...kept, ...['own', 'ss', 'sx'].map((k) => new TenantKeys(own, tenant_id).base + k)].sort(),
+        [`${own}:tenants`, ...['own', 'ss', 'sx'].map((k) => new TenantKeys(own, tenant_id).base + k)].sort(),
       );
       expect(await store.sweepExpired(1000)).toBe(20);
-      expect((await keysOf(redis, own)).sort()).toEqual(kept.sort());
+      expect(await keysOf(redis, own)).toEqual([`${own}:tenants`]);
     } finally {
       await store.close();
       await removePrefix(own);

@@ -262,10 +262,9 @@ describe('redis retention', () => {
         checkpoints: a.checkpoints + b.checkpoints,
       }));
       expect(total).toEqual({ tasks: n, actions: n, checkpoints: 2 * n });
-      // Left: the list of tenants, the cursor key and each tenant's user entries by age (re-scored, never
-      // removed).
+      // Left: the list of tenants and each tenant's user entries by age (re-scored, never removed).
       const left = (await keysOf(redis, own)).sort();
-      const expected = [`${own}:tenants`, `${own}:cursor-key`];
+      const expected = [`${own}:tenants`];
       for (const t of tenants)
         for (const kind of ['tasks', 'actions', 'checkpoints'] as const)
           expected.push(new TenantKeys(own, t).agedUsers(kind));

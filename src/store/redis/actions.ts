@@ -5,41 +5,35 @@
  * read, so two concurrent beginnings of one key create one action.
  */
 import type { Action } from '../../core/model.js';
-import type { ActionFilter, DriverTx, Listed, PageRequest } from '../core/driver.js';
-import type { ReadScope } from '../types.js';
+import type { ActionFilter, Listed, PageRequest } from '../core/driver.js';
+import type { ReadScope, Scope } from '../types.js';
 import { countActionAfterCommit } from './action-stats.js';
 import { noteAge } from './ages.js';
 import type { Io } from './io.js';
 import { indexMember, memberId, type UserKeys } from './keys.js';
 import { MISSING, SKIP, scanIndex } from './lists.js';
 import { indexInTenant, resolveUsers, tenantKeys } from './scope.js';
-
-type ActionRows = Pick<
-  DriverTx,
-  'getAction' | 'getActionByKey' | 'listActions' | 'insertAction' | 'replaceAction'
->;
+import { TaskRows } from './tasks.js';
 
 const finished = (action: Action) => action.status === 'SUCCESS' || action.status === 'FAILED';
 
-export function actionRows(io: Io): ActionRows {
-  const { ctx } = io;
-
+export class ActionRows extends TaskRows {
   /** The action id the idempotency key names: read once per transaction (checked at its commit). */
-  const held = async (keys: UserKeys, key: string): Promise<string | null> => {
+  private async held(keys: UserKeys, key: string): Promise<string | null> {
     const at = `${keys.actionKeys()}\u0000${key}`;
-    const known = io.actionKeys.get(at);
+    const known = this.actionKeys.get(at);
     if (known !== undefined) return known;
-    const id = await ctx.redis.hget(keys.actionKeys(), key);
-    if (io.plan !== null) {
-      io.plan.check(keys.actionKeys(), key, id);
-      io.actionKeys.set(at, id);
+    const id = await this.ctx.redis.hget(keys.actionKeys(), key);
+    if (this.plan !== null) {
+      this.plan.check(keys.actionKeys(), key, id);
+      this.actionKeys.set(at, id);
     }
     return id;
-  };
+  }
 
   /** After a write: the action's retention hint when finished, its count, its status index moved. */
-  const written = (keys: UserKeys, next: Action, from: Action['status'] | null) => {
-    const plan = io.p;
+  private actionWritten(keys: UserKeys, next: Action, from: Action['status'] | null): void {
+    const plan = this.p;
     const member = indexMember(next.created_at, next.id);
     if (finished(next)) noteAge(plan, next.tenant_id, next.user_id, 'actions', next.id, next.updated_at);
     if (from !== next.status) {
@@ -47,51 +41,51 @@ export function actionRows(io: Io): ActionRows {
       plan.write('ZADD', keys.actionsByStatus(next.status), 0, member);
     }
     countActionAfterCommit(plan, next);
-  };
+  }
 
-  return {
-    async getAction(scope, id) {
-      const keys = await io.owner(scope, id);
-      return keys === null ? null : io.record<Action>(keys.action(id));
-    },
-    async getActionByKey(scope, key) {
-      const keys = io.keys(scope);
-      const id = await held(keys, key);
-      return id === null ? null : io.record<Action>(keys.action(id));
-    },
-    listActions: (scope, filter, page) => listActions(io, scope, filter, page),
+  async getAction(scope: ReadScope, id: string): Promise<Action | null> {
+    const keys = await this.owner(scope, id);
+    return keys === null ? null : this.record<Action>(keys.action(id));
+  }
+  async getActionByKey(scope: Scope, key: string): Promise<Action | null> {
+    const keys = this.keys(scope);
+    const id = await this.held(keys, key);
+    return id === null ? null : this.record<Action>(keys.action(id));
+  }
+  listActions(scope: ReadScope, filter: ActionFilter, page: PageRequest): Promise<Listed<Action>[]> {
+    return listActions(this, scope, filter, page);
+  }
 
-    async insertAction(action) {
-      const keys = io.keys(action);
-      const key = keys.action(action.id);
-      // The key is taken by an action that exists (an entry left by a deleted one is overwritten).
-      const holder = await held(keys, action.idempotency_key);
-      if (holder !== null && (await io.row(keys.action(holder))) !== null) return false;
-      if ((await io.row(key)) !== null) return false;
-      const plan = io.p;
-      plan.put(key, JSON.stringify(action));
-      plan.write('HSET', keys.actionKeys(), action.idempotency_key, action.id);
-      io.actionKeys.set(`${keys.actionKeys()}\u0000${action.idempotency_key}`, action.id);
-      const member = indexMember(action.created_at, action.id);
-      plan.write('ZADD', keys.actions(), 0, member);
-      plan.write('ZADD', keys.actionsByTask(action.task_id), 0, member);
-      written(keys, action, null);
-      const tenantList = tenantKeys(ctx, action.tenant_id).actions();
-      indexInTenant(plan, action.tenant_id, action.user_id, action.id, key, [[tenantList, member]], 'action');
-      return true;
-    },
+  async insertAction(action: Action): Promise<boolean> {
+    const keys = this.keys(action);
+    const key = keys.action(action.id);
+    // The key is taken by an action that exists (an entry left by a deleted one is overwritten).
+    const holder = await this.held(keys, action.idempotency_key);
+    if (holder !== null && (await this.row(keys.action(holder))) !== null) return false;
+    if ((await this.row(key)) !== null) return false;
+    const plan = this.p;
+    plan.put(key, JSON.stringify(action));
+    plan.write('HSET', keys.actionKeys(), action.idempotency_key, action.id);
+    this.actionKeys.set(`${keys.actionKeys()}\u0000${action.idempotency_key}`, action.id);
+    const member = indexMember(action.created_at, action.id);
+    plan.write('ZADD', keys.actions(), 0, member);
+    plan.write('ZADD', keys.actionsByTask(action.task_id), 0, member);
+    this.actionWritten(keys, action, null);
+    const tenantList = tenantKeys(this.ctx, action.tenant_id).actions();
+    indexInTenant(plan, action.tenant_id, action.user_id, action.id, key, [[tenantList, member]], 'action');
+    return true;
+  }
 
-    async replaceAction(next, previous) {
-      const keys = io.keys(previous);
-      const key = keys.action(previous.id);
-      const stored = await io.record<Action>(key);
-      if (stored === null || stored.status !== previous.status || stored.attempts !== previous.attempts)
-        return false;
-      io.p.put(key, JSON.stringify(next));
-      written(keys, next, stored.status);
-      return true;
-    },
-  };
+  async replaceAction(next: Action, previous: Action): Promise<boolean> {
+    const keys = this.keys(previous);
+    const key = keys.action(previous.id);
+    const stored = await this.record<Action>(key);
+    if (stored === null || stored.status !== previous.status || stored.attempts !== previous.attempts)
+      return false;
+    this.p.put(key, JSON.stringify(next));
+    this.actionWritten(keys, next, stored.status);
+    return true;
+  }
 }
 
 /** By the user's index, by task or status index, or the tenant's index for a tenant key. */

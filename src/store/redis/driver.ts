@@ -10,23 +10,23 @@ import type { CheckedRetention } from '../shared/retention.js';
 import { cursorKeyFromHex, newCursorKey } from '../shared/sealed-cursor.js';
 import type { ActionStats, RetentionSweep, StoreCapabilities } from '../types.js';
 import { actionStats } from './action-stats.js';
-import { actionRows } from './actions.js';
-import { checkpointRows } from './checkpoints.js';
 import { ADAPTER, replyError } from './client.js';
-import { Io } from './io.js';
 import { cursorKeyKey } from './keys.js';
-import { smallRows } from './memory.js';
+import { SmallRows } from './memory.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { sweepRetention } from './retention.js';
-import { sessionRows } from './sessions.js';
 import { sessionStats } from './stats.js';
 import { sweepExpired } from './sweep.js';
-import { taskRows } from './tasks.js';
 
-/** The rows of one call: over `plan` inside a transaction, straight from Redis outside one (null). */
+/**
+ * The rows of one call: over `plan` inside a transaction, straight from Redis outside one (null). The
+ * domains' rows are one class chain (sessions, tasks, actions, checkpoints, then memory, leases and request
+ * keys): one object per call, nothing copied.
+ */
+class RedisTx extends SmallRows implements DriverTx {}
+
 export function redisRows(ctx: Ctx, plan: Plan | null): DriverTx {
-  const io = new Io(ctx, plan);
-  return { ...sessionRows(io), ...taskRows(io), ...actionRows(io), ...checkpointRows(io), ...smallRows(io) };
+  return new RedisTx(ctx, plan);
 }
 
 async function guarded<T>(work: Promise<T>): Promise<T> {
