@@ -10,8 +10,9 @@
  * The tools append one line per effect to the effect log and never deduplicate by key: only the kernel's
  * record-before-run and its recovery through lookup keep an effect from happening twice.
  *
- * argv: storeUrl tenant user sessionId effectLog program(booking|confirm) [inputJson]
- * env: DURABLE_KILL_AT, DURABLE_LOOKUP (`ambiguous` for the ship action), DURABLE_OWNER (lease owner)
+ * argv: storeUrl tenant user sessionId effectLog program(booking|confirm|sleeper) [inputJson]
+ * env: DURABLE_KILL_AT, DURABLE_LOOKUP (`ambiguous` for the ship action), DURABLE_OWNER (lease owner),
+ * DURABLE_CLOCK_OFFSET_MS (added to the system clock)
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -123,6 +124,15 @@ async function confirm(ctx: DurableContext) {
   return { offer, booked };
 }
 
+/** Sleeps an hour: a resumed process whose clock has passed the stored deadline does not wait. */
+async function sleeper(ctx: DurableContext) {
+  const before = await ctx.now();
+  await ctx.sleep(3_600_000);
+  return { before, after: await ctx.now() };
+}
+
+const offset = Number(process.env.DURABLE_CLOCK_OFFSET_MS ?? '0');
+
 try {
   const options = {
     scope: { tenant_id: tenant, user_id: user },
@@ -131,11 +141,14 @@ try {
     ...(inputJson === undefined ? {} : { input: JSON.parse(inputJson) as JsonValue }),
     retry: { baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 },
     lease: { owner: process.env.DURABLE_OWNER ?? 'durable-child' },
+    clock: { now: () => Date.now() + offset },
   };
   const result =
     program === 'booking'
       ? await durableRun(store, options, booking)
-      : await durableRun(store, options, confirm);
+      : program === 'confirm'
+        ? await durableRun(store, options, confirm)
+        : await durableRun(store, options, sleeper);
   emit({ event: 'result', result: JSON.parse(JSON.stringify(result)) as JsonValue });
 } catch (error) {
   emit({

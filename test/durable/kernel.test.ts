@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ManualClock } from '../../src/core/clock.js';
 import { AgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
 import {
@@ -312,6 +313,37 @@ describe.each(stores)('durable runs on $name', (testStore) => {
     await expect(durableRun(store, base, async () => 'second')).rejects.toMatchObject({ code: 'conflict' });
     release();
     expect(await first).toMatchObject({ status: 'done', value: 'first' });
+  });
+
+  it('keeps the deadline of a sleep: a resumed run sleeps until the first attempt said, by the run clock', async () => {
+    const { scope, base } = await session();
+    const clock = new ManualClock('2026-12-01T20:00:00.000Z');
+    const start = clock.now();
+    const program = (interrupt: boolean) => async (ctx: DurableContext) => {
+      await ctx.sleep(20);
+      if (interrupt) throw new AgentStateError('store_unavailable', 'the store went away');
+      return ctx.now();
+    };
+    await expect(durableRun(store, { ...base, clock }, program(true))).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
+    clock.advance(3_600_000);
+    const out = await durableRun(store, { ...base, clock }, program(false));
+    expect(out).toMatchObject({ status: 'done', value: start + 3_600_000, resumed: true });
+    const last = await store.latestCheckpoint(scope, out.run_id);
+    const journal = last?.channels.journal;
+    expect(Array.isArray(journal) ? journal.filter((e) => (e as { k: string }).k === 'sleep') : null).toEqual(
+      [{ k: 'sleep', v: start + 20 }],
+    );
+    await expect(
+      durableRun(store, base, async (ctx) => {
+        await ctx.sleep(-1);
+        return null;
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('sleep'),
+    });
   });
 
   it('records nothing once the run is over', async () => {

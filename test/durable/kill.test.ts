@@ -133,6 +133,23 @@ describe.each(stores)('durable runs killed with SIGKILL on $name', (testStore) =
     expect((await actionsOf(scope, sessionId)).map((a) => a.status)).toEqual(['SUCCESS', 'SUCCESS']);
   });
 
+  it('a run killed while it sleeps wakes at the deadline the killed process stored', async () => {
+    const { sessionId, args } = await scenario();
+    const env = { DURABLE_OWNER: `owner-${sessionId}` };
+    // Writes: the run's start, then the sleep's deadline; the kill comes during the hour's wait.
+    const killed = await runChild([...args, 'sleeper'], { ...env, DURABLE_KILL_AT: 'write:2' });
+    expect(killed.signal).toBe('SIGKILL');
+    // A process whose clock is past the stored deadline goes on at once (one that took a new deadline
+    // would wait an hour, and this test would time out).
+    const later = String(3_600_000 + 60_000);
+    const resumed = resultOf(
+      await runChild([...args, 'sleeper'], { ...env, DURABLE_CLOCK_OFFSET_MS: later }),
+    );
+    expect(resumed).toMatchObject({ status: 'done', resumed: true });
+    const { before, after } = (resumed as { value: { before: number; after: number } }).value;
+    expect(after - before).toBeGreaterThanOrEqual(3_600_000);
+  });
+
   it('a run waiting for input is continued by another process; refused input changes nothing', async () => {
     const { scope, sessionId, log, args } = await scenario();
     const first = await runChild([...args, 'confirm']);
