@@ -12,7 +12,7 @@
  *
  * argv: storeUrl tenant user sessionId effectLog program(booking|confirm|sleeper) [inputJson]
  * env: DURABLE_KILL_AT, DURABLE_LOOKUP (`ambiguous` for the ship action), DURABLE_OWNER (lease owner),
- * DURABLE_CLOCK_OFFSET_MS (added to the system clock)
+ * DURABLE_CLOCK_OFFSET_MS (added to the system clock), DURABLE_LEASE_TTL_MS, DURABLE_LEASE_WAIT_MS
  */
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { z } from 'zod';
@@ -140,7 +140,11 @@ try {
     key: program,
     ...(inputJson === undefined ? {} : { input: JSON.parse(inputJson) as JsonValue }),
     retry: { baseDelayMs: 1, maxDelayMs: 5, timeoutMs: 10_000 },
-    lease: { owner: process.env.DURABLE_OWNER ?? 'durable-child' },
+    lease: {
+      owner: process.env.DURABLE_OWNER ?? 'durable-child',
+      ttlMs: Number(process.env.DURABLE_LEASE_TTL_MS ?? '10000'),
+      waitMs: Number(process.env.DURABLE_LEASE_WAIT_MS ?? '0'),
+    },
     clock: { now: () => Date.now() + offset },
   };
   const result =

@@ -112,6 +112,32 @@ describe.each(stores)('durable runs killed with SIGKILL on $name', (testStore) =
     60_000,
   );
 
+  it('two processes resuming the same killed run at once: one goes on, the effect still happens once', async () => {
+    const { scope, sessionId, log, args } = await scenario();
+    const lease = { DURABLE_LEASE_TTL_MS: '1000', DURABLE_LEASE_WAIT_MS: '20000' };
+    const killed = await runChild([...args, 'booking'], {
+      ...lease,
+      DURABLE_OWNER: 'first',
+      DURABLE_KILL_AT: 'charge:after_effect',
+    });
+    expect(killed.signal).toBe('SIGKILL');
+    // Two new owners wait for the dead one's lease to run out; the one that gets it finishes the run, the
+    // other gets the lease after it and answers the finished run (same key).
+    const [a, b] = await Promise.all([
+      runChild([...args, 'booking'], { ...lease, DURABLE_OWNER: 'second' }),
+      runChild([...args, 'booking'], { ...lease, DURABLE_OWNER: 'third' }),
+    ]);
+    const results = [resultOf(a), resultOf(b)] as { status: string; resumed: boolean; value: unknown }[];
+    expect(results.map((r) => r.status)).toEqual(['done', 'done']);
+    expect(results.map((r) => r.resumed).sort()).toEqual([false, true]);
+    expect(results[0]?.value).toEqual(results[1]?.value);
+    expect(effectsIn(log).map((e) => e.step)).toEqual(['charge', 'ship']);
+    expect((await actionsOf(scope, sessionId)).map((action) => action.status)).toEqual([
+      'SUCCESS',
+      'SUCCESS',
+    ]);
+  });
+
   it('an action killed after its effect, whose lookup cannot tell, waits for a person and then goes on', async () => {
     const { scope, sessionId, log, args } = await scenario();
     const env = { DURABLE_OWNER: `owner-${sessionId}`, DURABLE_LOOKUP: 'ambiguous' };
