@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { postgresDriver } from '../../src/store/postgres/driver.js';
 import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
-import { SqlStore } from '../../src/store/sql/store.js';
+import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { dropSchema, POSTGRES_URL, randomSchema } from './postgres-env.js';
 
 const schema = randomSchema();
@@ -82,7 +82,7 @@ it('no statement of a sweep reads a whole table', async () => {
   await migrate(inner);
   const seen = new Map<string, readonly SqlParam[]>();
   const clock = new ManualClock();
-  const store = new SqlStore('postgres', recording(inner, seen), { clock });
+  const store = new SqlCoreStore('postgres', recording(inner, seen), { clock });
   const scope = { tenant_id: 'tenant', user_id: 'user' };
   const session = await store.createSession(scope, { ttl_seconds: 60 });
   await store.appendMessages(scope, session.id, [{ role: 'user', content: 'hi' }]);

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { OPEN_TASK_STATES } from '../../src/core/model.js';
 import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
-import { SqlStore } from '../../src/store/sql/store.js';
+import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-plans-'));
@@ -42,7 +42,7 @@ it('no statement of any store call scans a whole table', async () => {
   await migrate(inner);
   const seen = new Map<string, readonly SqlParam[]>();
   const clock = new ManualClock();
-  const store = new SqlStore('sqlite', recording(inner, seen), { clock });
+  const store = new SqlCoreStore('sqlite', recording(inner, seen), { clock });
   const scope = { tenant_id: 'tenant', user_id: 'user' };
   const tenant = { tenant_id: 'tenant' };
 
@@ -157,7 +157,7 @@ it("a session's open tasks and the head's are read through the open-task indexes
   const inner = openSqliteDriver(file, { synchronous: 'NORMAL', busyTimeoutMs: 1000 });
   await migrate(inner);
   const seen = new Map<string, readonly SqlParam[]>();
-  const store = new SqlStore('sqlite', recording(inner, seen), { clock: new ManualClock() });
+  const store = new SqlCoreStore('sqlite', recording(inner, seen), { clock: new ManualClock() });
   const scope = { tenant_id: 'tenant', user_id: 'user' };
   const session = await store.createSession(scope, {});
   await store.createTask(scope, { type: 't', session_id: session.id, state: 'DONE' });

@@ -221,8 +221,8 @@ export function registerServeCommands(program: Command): void {
               : {}),
         });
         // A storage reclaim that fails after a sweep (PostgreSQL VACUUM / REINDEX) never fails the sweep: log it.
-        const { SqlStoreBase } = await import('../../store/sql/store-base.js');
-        if (raw instanceof SqlStoreBase) {
+        const { SqlCoreStore } = await import('../../store/sql/core-store.js');
+        if (raw instanceof SqlCoreStore) {
           raw.onReclaimError = (error) =>
             app.log.error({ err: error }, 'storage reclaim after a sweep failed');
         }

@@ -1,7 +1,11 @@
-/** Reading checkpoints back: one snapshot, blobs of every append chain fetched at once, one decoder. */
+/**
+ * Reading checkpoints back: their rows, then every blob of the manifests' append chains in one recursive
+ * query, decoded with one ChannelDecoder per call, so a page of history parses each blob once.
+ */
+import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
-import type { Page, ReadScope } from '../types.js';
-import { CHECKPOINT_COLUMNS, decodeCheckpoints } from './checkpoints.js';
+import { type BlobRow, ChannelDecoder, type Manifest, manifestHashes } from '../shared/checkpoint-codec.js';
+import type { ReadScope } from '../types.js';
 import { scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
@@ -40,30 +44,62 @@ export async function selectCheckpointRows(
   );
 }
 
-/** One checkpoint by id, or the newest of a run. */
-export async function readCheckpoint(
-  q: SqlExecutor,
-  scope: ReadScope,
-  filter: { id?: string; run_id?: string },
-) {
-  const rows = await selectCheckpointRows(q, scope, { ...filter, limit: 1 });
-  return (await decodeCheckpoints(q, rows))[0] ?? null;
+export const CHECKPOINT_COLUMNS =
+  'id, tenant_id, user_id, run_id, session_id, task_id, step, parent_id, label, manifest, metadata, created_at';
+
+/** Every blob that the given hashes need, following `base` links, of one (tenant, user, run). */
+export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string, string], hashes: string[]) {
+  const blobs = new Map<string, BlobRow>();
+  if (hashes.length === 0) return blobs;
+  const marks = hashes.map(() => '?').join(', ');
+  const rows = await q.all(
+    `WITH RECURSIVE chain(hash) AS (
+      SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
+      UNION
+      SELECT b.base FROM chain c CROSS JOIN checkpoint_blobs b
+        WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.hash = c.hash AND b.base IS NOT NULL)
+    SELECT hash, base, data FROM checkpoint_blobs
+      WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (SELECT hash FROM chain)`,
+    [...owner, ...hashes, ...owner, ...owner],
+  );
+  for (const row of rows) {
+    const hash = String(row.hash);
+    blobs.set(hash, { hash, base: row.base === null ? null : String(row.base), data: String(row.data) });
+  }
+  return blobs;
 }
 
-/** Newest first; `before` (a checkpoint id, or the previous page's next_cursor) pages back through history. */
-export async function listCheckpointPage(
-  q: SqlExecutor,
-  scope: ReadScope,
-  run_id: string,
-  limit: number,
-  before: string | null,
-): Promise<Page<Checkpoint>> {
-  const rows = await selectCheckpointRows(q, scope, {
-    run_id,
-    limit: limit + 1,
-    ...(before === null ? {} : { before_id: before }),
+/** Rebuilds the checkpoints of `rows` (one read: one decoder per owner, each blob parsed once). */
+export async function decodeCheckpoints(q: SqlExecutor, rows: SqlRow[]): Promise<Checkpoint[]> {
+  const decoders = new Map<string, ChannelDecoder>();
+  const manifests = rows.map((row) => JSON.parse(String(row.manifest)) as Manifest);
+  const owners = new Map<string, { owner: [string, string, string]; hashes: Set<string> }>();
+  rows.forEach((row, i) => {
+    const owner: [string, string, string] = [String(row.tenant_id), String(row.user_id), String(row.run_id)];
+    const key = JSON.stringify(owner);
+    const group = owners.get(key) ?? { owner, hashes: new Set<string>() };
+    for (const hash of manifestHashes(manifests[i] as Manifest)) group.hashes.add(hash);
+    owners.set(key, group);
   });
-  const items = await decodeCheckpoints(q, rows.slice(0, limit));
-  const last = items[items.length - 1];
-  return { items, next_cursor: rows.length > limit && last !== undefined ? last.id : null };
+  for (const [key, group] of owners) {
+    decoders.set(key, new ChannelDecoder(await chainBlobs(q, group.owner, [...group.hashes])));
+  }
+  return rows.map((row, i) => {
+    const key = JSON.stringify([String(row.tenant_id), String(row.user_id), String(row.run_id)]);
+    const decoder = decoders.get(key) as ChannelDecoder;
+    return {
+      id: String(row.id),
+      tenant_id: String(row.tenant_id),
+      user_id: String(row.user_id),
+      run_id: String(row.run_id),
+      session_id: row.session_id === null ? null : String(row.session_id),
+      task_id: row.task_id === null ? null : String(row.task_id),
+      step: Number(row.step),
+      parent_id: row.parent_id === null ? null : String(row.parent_id),
+      label: String(row.label),
+      channels: decoder.decode(manifests[i] as Manifest) as JsonObject,
+      metadata: JSON.parse(String(row.metadata)) as JsonObject,
+      created_at: String(row.created_at),
+    };
+  });
 }

@@ -1,53 +1,10 @@
-/** What every shared SQL function receives: the adapter's name and checks, its clock, randomness, defaults. */
-import { type Clock, isoAt, type RandomSource } from '../../core/clock.js';
-import { AgentStateError } from '../../core/errors.js';
-import type { Checks } from '../core/checks.js';
+/**
+ * What the SQL driver's statements share: a scope as a condition, and the last checkpoint this store wrote
+ * in each run (what the next put of the run is encoded against).
+ */
 import type { Manifest } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import type { SqlParam } from './executor.js';
-import type { CursorKey } from './paging.js';
-
-export interface SqlContext {
-  readonly adapter: string;
-  readonly v: Checks;
-  readonly clock: Clock;
-  readonly random: RandomSource;
-  readonly defaultSessionTtlSeconds: number;
-  /** The last checkpoint this store wrote in each run (see checkpoints.ts): PostgreSQL skips a read with it. */
-  readonly lastCheckpoints: LastCheckpoints;
-  /**
-   * Appended to the read that checks a session a new record names (attach.ts): PostgreSQL's ' FOR KEY
-   * SHARE' (no delete of that session until the write commits); '' for SQLite, whose writers are serial.
-   */
-  readonly sessionLock?: string;
-  /**
-   * True when the sessions are not in this database (the tiered store's PostgreSQL half: they live in
-   * Redis, and the tiered store checks the session ids a write names itself).
-   */
-  readonly sessionsElsewhere?: boolean;
-  /** Seals and opens the lists' cursors. */
-  readonly cursorKey: CursorKey;
-}
-
-export function nowIso(ctx: SqlContext): string {
-  return isoAt(ctx.clock.now());
-}
-
-export function isoAfter(ctx: SqlContext, ms: number): string {
-  return isoAt(ctx.clock.now() + ms);
-}
-
-export function notFound(ctx: SqlContext, kind: string, id: string): AgentStateError {
-  return new AgentStateError('not_found', `[${ctx.adapter}] ${kind} ${id} not found`, {
-    details: { kind, id },
-  });
-}
-
-export function conflict(ctx: SqlContext, kind: string, id: string): AgentStateError {
-  return new AgentStateError('conflict', `[${ctx.adapter}] ${kind} ${id} already exists`, {
-    details: { id },
-  });
-}
 
 /** `tenant_id = ? [AND user_id = ?]` for a scope, with its parameters; `prefix` qualifies the columns. */
 export function scopeWhere(scope: ReadScope, prefix = ''): { sql: string; params: SqlParam[] } {

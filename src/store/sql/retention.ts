@@ -9,24 +9,10 @@ import type { SessionStatus } from '../../core/model.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
 import { type CheckedRetention, emptyStats, LIVE_STATUSES } from '../shared/retention.js';
 import type { RetentionSweep } from '../types.js';
-import { chainBlobs } from './checkpoints.js';
-import { nowIso, type SqlContext } from './context.js';
+import { chainBlobs } from './checkpoint-reads.js';
 import type { SqlDialect, SqlExecutor, SqlRow } from './executor.js';
 import { LIMIT_PARAM } from './executor.js';
 import { DeletedTally, inBatches, type Pacer } from './sweep-batches.js';
-
-export async function countSessions(ctx: SqlContext, q: SqlExecutor): Promise<Record<SessionStatus, number>> {
-  const stats = emptyStats();
-  const now = nowIso(ctx);
-  for (const status of LIVE_STATUSES) {
-    const row = await q.get('SELECT COUNT(*) AS n FROM sessions WHERE status = ? AND expires_at > ?', [
-      status,
-      now,
-    ]);
-    stats[status] = Number(row?.n ?? 0);
-  }
-  return stats;
-}
 
 type Owner = readonly [string, string, string];
 

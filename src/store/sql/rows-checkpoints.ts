@@ -6,8 +6,7 @@
 import type { Checkpoint } from '../../core/model.js';
 import type { DriverTx } from '../core/driver.js';
 import { type BlobRow, encodeChannels, type Manifest, runMemo } from '../shared/checkpoint-codec.js';
-import { selectCheckpointRows } from './checkpoint-reads.js';
-import { CHECKPOINT_COLUMNS, decodeCheckpoints } from './checkpoints.js';
+import { CHECKPOINT_COLUMNS, decodeCheckpoints, selectCheckpointRows } from './checkpoint-reads.js';
 import type { WrittenCheckpoint } from './context.js';
 import type { SqlExecutor, SqlParam } from './executor.js';
 import { collectRunBlobs } from './retention.js';

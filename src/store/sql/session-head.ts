@@ -29,7 +29,7 @@ const chunkChars = (v: string) =>
  * the base32 (RFC 4648 alphabet, lowercase, no padding) of the first 16 bytes of sha256(session id, newline,
  * seq), read as three 40-bit numbers (8 characters each) and a last byte (2 characters).
  */
-const NEXT_RUN_ID_JOINS = `
+export const NEXT_RUN_ID_JOINS = `
       CROSS JOIN LATERAL (SELECT substring(sha256(convert_to(s.id || chr(10) || COALESCE(m.seq, 0)::text, 'UTF8'))
         FROM 1 FOR 16) AS b) rh
       CROSS JOIN LATERAL (SELECT ('x' || encode(substring(rh.b FROM 1 FOR 5), 'hex'))::bit(40)::bigint AS v1,
