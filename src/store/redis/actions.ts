@@ -10,9 +10,9 @@ import type { ReadScope, Scope } from '../types.js';
 import { countActionAfterCommit } from './action-stats.js';
 import { noteAge } from './ages.js';
 import type { Io } from './io.js';
-import { indexMember, memberId, type UserKeys } from './keys.js';
-import { MISSING, SKIP, scanIndex } from './lists.js';
-import { indexInTenant, resolveUsers, tenantKeys } from './scope.js';
+import { indexMember, type UserKeys } from './keys.js';
+import { scanRecords } from './lists.js';
+import { indexInTenant, tenantKeys } from './scope.js';
 import { TaskRows } from './tasks.js';
 
 const finished = (action: Action) => action.status === 'SUCCESS' || action.status === 'FAILED';
@@ -108,29 +108,14 @@ async function listActions(
     const user = io.keys({ tenant_id: scope.tenant_id, user_id: scope.user_id });
     keys = [filter.status === undefined ? user.actions() : user.actionsByStatus(filter.status)];
   } else keys = [tenantKeys(ctx, scope.tenant_id).actions()];
-  const perUser = owner !== undefined;
-  return scanIndex<Action>(ctx, {
+  return scanRecords<Action>(ctx, {
     keys,
     page,
-    load: async (members) => {
-      const ids = members.map(memberId);
-      const users = owner === undefined ? await resolveUsers(ctx, scope, ids) : ids.map(() => owner);
-      return Promise.all(
-        ids.map(async (id, i) => {
-          const user = users[i];
-          if (user === null || user === undefined) return SKIP;
-          const json = await ctx.redis.hget(
-            io.keys({ tenant_id: scope.tenant_id, user_id: user }).action(id),
-            'd',
-          );
-          if (json === null) return perUser ? MISSING : SKIP;
-          const action = JSON.parse(json) as Action;
-          if (filter.status !== undefined && action.status !== filter.status) return SKIP;
-          if (filter.task_id !== undefined && action.task_id !== filter.task_id) return SKIP;
-          return action;
-        }),
-      );
-    },
-    prune: (key, member) => ctx.redis.zrem(key, member),
+    tenant: scope.tenant_id,
+    owner,
+    record: (k, id) => k.action(id),
+    keep: (action) =>
+      (filter.status === undefined || action.status === filter.status) &&
+      (filter.task_id === undefined || action.task_id === filter.task_id),
   });
 }

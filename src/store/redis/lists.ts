@@ -5,13 +5,15 @@
  * out (expired, other status) is skipped.
  */
 import type { Listed, PageRequest } from '../core/driver.js';
+import { memberId, type UserKeys } from './keys.js';
 import type { Ctx } from './plan.js';
+import { tenantKeys, userKeys } from './scope.js';
 
-export const MISSING = Symbol('missing');
-export const SKIP = Symbol('skip');
-export type Loaded<T> = T | typeof MISSING | typeof SKIP;
+const MISSING = Symbol('missing');
+const SKIP = Symbol('skip');
+type Loaded<T> = T | typeof MISSING | typeof SKIP;
 
-export interface IndexScan<T> {
+interface IndexScan<T> {
   readonly keys: readonly string[];
   readonly page: PageRequest;
   /** Loads the records of members (in order); MISSING when the record does not exist, SKIP to leave it out. */
@@ -20,7 +22,7 @@ export interface IndexScan<T> {
   readonly prune?: (key: string, member: string) => Promise<unknown>;
 }
 
-export async function scanIndex<T>(ctx: Ctx, scan: IndexScan<T>): Promise<Listed<T>[]> {
+async function scanIndex<T>(ctx: Ctx, scan: IndexScan<T>): Promise<Listed<T>[]> {
   const { limit } = scan.page;
   const batch = Math.min(Math.max(limit, 20), 200);
   const found: Listed<T>[] = [];
@@ -49,4 +51,51 @@ export async function scanIndex<T>(ctx: Ctx, scan: IndexScan<T>): Promise<Listed
     if (exhausted) break;
   }
   return found;
+}
+
+/** Where a listed record lives: its owner's keys, its id and its index member. */
+export interface ListedAt {
+  readonly keys: UserKeys;
+  readonly id: string;
+  readonly member: string;
+}
+
+export interface RecordScan<T> {
+  readonly keys: readonly string[];
+  readonly page: PageRequest;
+  readonly tenant: string;
+  /** The user whose indexes these are (a missing record's entry is removed); absent for a tenant index. */
+  readonly owner: string | undefined;
+  /** The key of a record (hash field d) of the user. */
+  readonly record: (keys: UserKeys, id: string) => string;
+  /** False leaves a record out of the list. */
+  readonly keep: (rec: T, at: ListedAt) => boolean | Promise<boolean>;
+}
+
+/** Lists the records of lex indexes, each read from its owner's keys (the tenant's owner hash names them). */
+export function scanRecords<T>(ctx: Ctx, scan: RecordScan<T>): Promise<Listed<T>[]> {
+  const { tenant, owner } = scan;
+  return scanIndex<T>(ctx, {
+    keys: scan.keys,
+    page: scan.page,
+    load: async (members) => {
+      const ids = members.map(memberId);
+      const users =
+        owner !== undefined
+          ? ids.map(() => owner)
+          : await ctx.redis.hmget(tenantKeys(ctx, tenant).owners(), ...ids);
+      return Promise.all(
+        ids.map(async (id, i): Promise<Loaded<T>> => {
+          const user = users[i];
+          if (user === null || user === undefined) return SKIP;
+          const keys = userKeys(ctx, tenant, user);
+          const json = await ctx.redis.hget(scan.record(keys, id), 'd');
+          if (json === null) return owner === undefined ? SKIP : MISSING;
+          const rec = JSON.parse(json) as T;
+          return (await scan.keep(rec, { keys, id, member: members[i] as string })) ? rec : SKIP;
+        }),
+      );
+    },
+    prune: (key, member) => ctx.redis.zrem(key, member),
+  });
 }

@@ -1,5 +1,4 @@
 /** From a scope to keys, and a new record's entries in its tenant's index (owner hash, tenant-wide lists). */
-import type { ReadScope } from '../types.js';
 import { escapeKeyPart, TenantKeys, tenantsKey, UserKeys } from './keys.js';
 import type { Ctx, Plan } from './plan.js';
 
@@ -9,16 +8,6 @@ export function userKeys(ctx: Ctx, tenantId: string, userId: string): UserKeys {
 
 export function tenantKeys(ctx: Ctx, tenantId: string): TenantKeys {
   return new TenantKeys(ctx.prefix, tenantId);
-}
-
-/** The owners of many ids of one tenant, in one call: the scope's user, or the tenant's owner hash. */
-export async function resolveUsers(
-  ctx: Ctx,
-  scope: ReadScope,
-  ids: readonly string[],
-): Promise<(string | null)[]> {
-  if (scope.user_id !== undefined || ids.length === 0) return ids.map(() => scope.user_id ?? null);
-  return ctx.redis.hmget(tenantKeys(ctx, scope.tenant_id).owners(), ...ids);
 }
 
 /**

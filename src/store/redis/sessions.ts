@@ -7,9 +7,9 @@ import type { Message, Session } from '../../core/model.js';
 import type { Listed, PageRequest, SessionFilter } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { Io, type Row } from './io.js';
-import { indexMember, memberId } from './keys.js';
-import { MISSING, SKIP, scanIndex } from './lists.js';
-import { indexInTenant, nativeTtlMs, registerTenant, resolveUsers, tenantKeys } from './scope.js';
+import { indexMember } from './keys.js';
+import { scanRecords } from './lists.js';
+import { indexInTenant, nativeTtlMs, registerTenant, tenantKeys } from './scope.js';
 import { countAfterCommit, uncount } from './stats.js';
 
 /** Every read of a session takes its message count along (the plan keeps it with the record). */
@@ -137,38 +137,20 @@ async function listSessions(
   const user = scope.user_id;
   const userIndex =
     user === undefined ? null : io.keys({ tenant_id: scope.tenant_id, user_id: user }).sessions();
-  return scanIndex<Session>(ctx, {
+  return scanRecords<Session>(ctx, {
     keys: [userIndex ?? tenantKeys(ctx, scope.tenant_id).sessions()],
     page,
-    load: async (members) => {
-      const ids = members.map(memberId);
-      const users = await resolveUsers(ctx, scope, ids);
-      return Promise.all(
-        ids.map(async (id, i) => {
-          const user = users[i];
-          if (user === null || user === undefined) return SKIP;
-          const keys = io.keys({ tenant_id: scope.tenant_id, user_id: user });
-          const json = await ctx.redis.hget(keys.session(id), 'd');
-          if (json === null) return userIndex === null ? SKIP : MISSING;
-          const session = JSON.parse(json) as Session;
-          if (Date.parse(session.expires_at) <= now) {
-            // Expired: removed now with its messages and the user's index entry (the script checks the
-            // expiry again); the tenant's entries go with the next sweep, which counts it.
-            const member = members[i] as string;
-            await ctx.scripts.sweepSession(
-              3,
-              keys.session(id),
-              keys.messages(id),
-              keys.sessions(),
-              now,
-              member,
-            );
-            return SKIP;
-          }
-          return filter.status !== undefined && session.status !== filter.status ? SKIP : session;
-        }),
-      );
+    tenant: scope.tenant_id,
+    owner: user,
+    record: (k, id) => k.session(id),
+    keep: async (session, { keys, id, member }) => {
+      if (Date.parse(session.expires_at) <= now) {
+        // Expired: removed now with its messages and the user's index entry (the script checks the expiry
+        // again); the tenant's entries go with the next sweep, which counts it.
+        await ctx.scripts.sweepSession(3, keys.session(id), keys.messages(id), keys.sessions(), now, member);
+        return false;
+      }
+      return filter.status === undefined || session.status === filter.status;
     },
-    prune: (key, member) => ctx.redis.zrem(key, member),
   });
 }

@@ -4,10 +4,10 @@ import type { Listed, PageRequest, TaskFilter } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { noteAge } from './ages.js';
 import type { Io } from './io.js';
-import { indexMember, memberId } from './keys.js';
-import { MISSING, SKIP, scanIndex } from './lists.js';
+import { indexMember } from './keys.js';
+import { scanRecords } from './lists.js';
 import type { Ctx } from './plan.js';
-import { indexInTenant, resolveUsers, tenantKeys } from './scope.js';
+import { indexInTenant, tenantKeys } from './scope.js';
 import { SessionRows } from './sessions.js';
 
 export class TaskRows extends SessionRows {
@@ -91,29 +91,15 @@ async function listTasks(
       if (byState !== null) keys = await smallerIndex(ctx, keys, byState);
     } else keys = byState ?? [user.tasks()];
   }
-  return scanIndex<Task>(ctx, {
+  return scanRecords<Task>(ctx, {
     keys,
     page,
-    load: async (members) => {
-      const ids = members.map(memberId);
-      const users = await resolveUsers(ctx, scope, ids);
-      return Promise.all(
-        ids.map(async (id, i) => {
-          const user = users[i];
-          if (user === null || user === undefined) return SKIP;
-          const json = await ctx.redis.hget(
-            io.keys({ tenant_id: scope.tenant_id, user_id: user }).task(id),
-            'd',
-          );
-          if (json === null) return scope.user_id === undefined ? SKIP : MISSING;
-          const task = JSON.parse(json) as Task;
-          if (states !== null && !states.includes(task.state)) return SKIP;
-          if (filter.session_id !== undefined && task.session_id !== filter.session_id) return SKIP;
-          if (filter.type !== undefined && task.type !== filter.type) return SKIP;
-          return task;
-        }),
-      );
-    },
-    prune: (key, member) => ctx.redis.zrem(key, member),
+    tenant: scope.tenant_id,
+    owner: scope.user_id,
+    record: (k, id) => k.task(id),
+    keep: (task) =>
+      (states === null || states.includes(task.state)) &&
+      (filter.session_id === undefined || task.session_id === filter.session_id) &&
+      (filter.type === undefined || task.type === filter.type),
   });
 }
