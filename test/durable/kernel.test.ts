@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ManualClock } from '../../src/core/clock.js';
 import { AgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
+import type { JsonValue } from '../../src/core/json.js';
 import {
   ActionFailedError,
   type DurableContext,
@@ -270,6 +271,54 @@ describe.each(stores)('durable runs on $name', (testStore) => {
       return request.toUpperCase();
     });
     expect(out).toMatchObject({ status: 'done', value: 'TO SHANGHAI', input_used: true });
+  });
+
+  it('keeps a new run whose start input its schema refuses waiting, and goes on with valid input', async () => {
+    const { base } = await session();
+    let searches = 0;
+    const program = async (ctx: DurableContext) => {
+      const request = await ctx.waitForInput({ prompt: 'Where to?', schema: z.string().length(3) });
+      return ctx.step('search', () => {
+        searches++;
+        return `flights to ${request}`;
+      });
+    };
+    await expect(durableRun(store, { ...base, input: 'Shanghai' }, program)).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringContaining('input: '),
+    });
+    expect(await durableRun(store, base, program)).toMatchObject({ status: 'waiting', prompt: 'Where to?' });
+    const out = await durableRun(store, { ...base, input: 'SHA' }, program);
+    expect(out).toMatchObject({ status: 'done', value: 'flights to SHA', input_used: true });
+    expect(searches).toBe(1);
+  });
+
+  it('types values that are not JSON through a codec, the same on the first run and on a replay', async () => {
+    const { base } = await session();
+    const date = {
+      encode: (d: Date) => d.toISOString(),
+      decode: (json: JsonValue) => new Date(String(json)),
+    };
+    const seen: Date[] = [];
+    const program = (interrupt: boolean) => async (ctx: DurableContext) => {
+      const when = await ctx.step('when', () => new Date('2026-12-11T08:00:00.000Z'), { codec: date });
+      seen.push(when);
+      if (interrupt) throw new AgentStateError('store_unavailable', 'gone');
+      return when;
+    };
+    await expect(
+      durableRun(store, { ...base, result: { codec: date } }, program(true)),
+    ).rejects.toMatchObject({
+      code: 'store_unavailable',
+    });
+    const out = await durableRun(store, { ...base, result: { codec: date } }, program(false));
+    expect(seen.map((d) => d instanceof Date && d.toISOString())).toEqual([
+      '2026-12-11T08:00:00.000Z',
+      '2026-12-11T08:00:00.000Z',
+    ]);
+    expect(out.status === 'done' && out.value instanceof Date && out.value.getTime()).toBe(
+      seen[0]?.getTime(),
+    );
   });
 
   it('answers a finished run again for its key without running it again', async () => {
