@@ -3,7 +3,7 @@ import { CoreStore, MAX_SWEEP_LIMIT } from '../core/create-store.js';
 import type { StateStore, StoreOptions } from '../types.js';
 import { MemoryDriver } from './driver.js';
 
-export { MAX_SWEEP_LIMIT };
+export { MAX_SWEEP_LIMIT, MemoryDriver };
 
 export class MemoryStore extends CoreStore {
   private readonly rows: MemoryDriver;
@@ -21,6 +21,11 @@ export class MemoryStore extends CoreStore {
   rawCounts(tenant_id: string): { sessions: number; messages: number } {
     return this.rows.rawCounts(tenant_id);
   }
+}
+
+/** The in-process driver alone: for a driver of your own that keeps its rows in another driver's. */
+export function createMemoryDriver(): MemoryDriver {
+  return new MemoryDriver();
 }
 
 /** Opens an in-process store. `options` is read once and never mutated. */
