@@ -1,0 +1,62 @@
+/** One turn, atomically: the writes of a turn in one batch, and what the batch wrote. */
+import type { Action, Checkpoint, MemoryItem, Message, Session, Task } from '../../core/model.js';
+import type { ActionCompletion, NewAction } from './actions.js';
+import type { NewCheckpoint } from './checkpoints.js';
+import type { Scope } from './common.js';
+import type { NewMemory } from './memory.js';
+import type { NewMessage } from './messages.js';
+import type { SessionPatch } from './sessions.js';
+import type { NewTask, TaskPatch } from './tasks.js';
+
+/** One atomic batch: every part becomes visible together, or none does. */
+export interface TurnBatch {
+  readonly session?: { readonly id: string; readonly expected_version: number; readonly patch: SessionPatch };
+  readonly create_tasks?: readonly NewTask[];
+  readonly update_tasks?: readonly {
+    readonly id: string;
+    readonly expected_version: number;
+    readonly patch: TaskPatch;
+  }[];
+  /** Begun with the same idempotency rule as beginAction. */
+  readonly begin_actions?: readonly NewAction[];
+  readonly complete_actions?: readonly ({ readonly id: string } & ActionCompletion)[];
+  readonly messages?: { readonly session_id: string; readonly items: readonly NewMessage[] };
+  readonly checkpoint?: NewCheckpoint;
+  /**
+   * A lease of the scope's user to free once the rest of the batch is written: where the store can, in the
+   * same commit (a run's final commit ends its lease with it, a round trip fewer). Freed only when `owner`
+   * holds it, as `releaseLease` does; a batch that fails frees nothing.
+   */
+  readonly release_lease?: { readonly name: string; readonly owner: string };
+  /**
+   * Items of the scope's user's long-term memory, each written as `putMemory` writes it (a live item keeps
+   * its `created_at`), in the same commit as the rest: a run writes what a task's user chose with the
+   * commit that marks the task DONE. At most one item per namespace and key.
+   */
+  readonly put_memory?: readonly NewMemory[];
+  /**
+   * The open tasks (OPEN_TASK_STATES) of a session of the scope's user as they are once the batch is
+   * written, newest first, at most `limit` (1 to MAX_PAGE_LIMIT): what a run answers with, without a read
+   * of its own after the commit.
+   */
+  readonly list_open_tasks?: { readonly session_id: string; readonly limit: number };
+}
+
+export interface TurnResult {
+  readonly session: Session | null;
+  readonly tasks: Task[];
+  readonly actions: Action[];
+  readonly messages: Message[];
+  readonly checkpoint: Checkpoint | null;
+  /** With `release_lease`: true when the lease was held by its owner and is now free. */
+  readonly lease_released?: boolean;
+  /** With `put_memory`: the items as written, in the batch's order. */
+  readonly memory?: MemoryItem[];
+  /** With `list_open_tasks`: that session's open tasks after the batch, newest first. */
+  readonly open_tasks?: Task[];
+}
+
+/** One turn, atomically. */
+export interface TurnCalls {
+  commitTurn(scope: Scope, batch: TurnBatch): Promise<TurnResult>;
+}
