@@ -93,6 +93,17 @@ export class Checks {
     return value;
   }
 
+  /** An integer option: `fallback` when absent, else at least `min` (0 or 1) and within its bound. */
+  intOption<F extends number | undefined>(
+    value: unknown,
+    field: string,
+    fallback: F,
+    min: 0 | 1,
+  ): number | F {
+    if (value === undefined) return fallback;
+    return min === 0 ? this.nonNegativeInt(value, field) : this.positiveInt(value, field);
+  }
+
   private atMost(value: number, field: string): void {
     const max = maxInteger(field);
     if (value > max) this.fail(`${field} must be at most ${max}, got ${String(value)}`);

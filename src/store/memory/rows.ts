@@ -258,13 +258,14 @@ export class MemoryTx implements DriverTx {
     const item = this.t.memory.get(key(scope.tenant_id, scope.user_id, namespace, itemKey));
     return item === undefined ? null : copy(item);
   }
+  /** Live items of one user's namespace whose key has the prefix, ascending by key. */
   async listMemory(
     scope: Scope,
-    namespace: string,
+    ns: string,
     filter: MemoryFilter,
     page: PageRequest,
   ): Promise<Listed<MemoryItem>[]> {
-    const head = key(scope.tenant_id, scope.user_id, namespace, '');
+    const head = key(scope.tenant_id, scope.user_id, ns, '');
     const after = typeof page.after === 'string' ? page.after : null;
     const items: MemoryItem[] = [];
     for (const [k, item] of this.t.memory) {

@@ -96,22 +96,25 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const schema = options.schema ?? fromUrl?.schema ?? DEFAULT_POSTGRES_SCHEMA;
   if (!SCHEMA_NAME.test(schema)) checks.fail(`schema ${JSON.stringify(schema)} must be a plain identifier`);
   const max = options.max === undefined ? (fromUrl?.max ?? 10) : checks.positiveInt(options.max, 'max');
-  const idleTimeoutMs =
-    options.idleTimeoutMs === undefined
-      ? DEFAULT_POSTGRES_IDLE_TIMEOUT_MS
-      : checks.nonNegativeInt(options.idleTimeoutMs, 'idleTimeoutMs');
-  const connectTimeoutMs =
-    options.connectTimeoutMs === undefined
-      ? 10_000
-      : checks.positiveInt(options.connectTimeoutMs, 'connectTimeoutMs');
-  const reclaimLongTransactionMs =
-    options.reclaimLongTransactionMs === undefined
-      ? undefined
-      : checks.positiveInt(options.reclaimLongTransactionMs, 'reclaimLongTransactionMs');
-  const reclaimLockTimeoutMs =
-    options.reclaimLockTimeoutMs === undefined
-      ? undefined
-      : checks.positiveInt(options.reclaimLockTimeoutMs, 'reclaimLockTimeoutMs');
+  const idleTimeoutMs = checks.intOption(
+    options.idleTimeoutMs,
+    'idleTimeoutMs',
+    DEFAULT_POSTGRES_IDLE_TIMEOUT_MS,
+    0,
+  );
+  const connectTimeoutMs = checks.intOption(options.connectTimeoutMs, 'connectTimeoutMs', 10_000, 1);
+  const reclaimLongTransactionMs = checks.intOption(
+    options.reclaimLongTransactionMs,
+    'reclaimLongTransactionMs',
+    undefined,
+    1,
+  );
+  const reclaimLockTimeoutMs = checks.intOption(
+    options.reclaimLockTimeoutMs,
+    'reclaimLockTimeoutMs',
+    undefined,
+    1,
+  );
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }

@@ -42,14 +42,13 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   if (!SYNCHRONOUS.includes(synchronous)) {
     checks.fail(`sqliteSynchronous must be one of ${SYNCHRONOUS.join(', ')}`);
   }
-  const busyTimeoutMs =
-    options.sqliteBusyTimeoutMs === undefined
-      ? 5000
-      : checks.nonNegativeInt(options.sqliteBusyTimeoutMs, 'sqliteBusyTimeoutMs');
-  const backgroundCheckpointMs =
-    options.sqliteCheckpointMs === undefined
-      ? DEFAULT_SQLITE_CHECKPOINT_MS
-      : checks.nonNegativeInt(options.sqliteCheckpointMs, 'sqliteCheckpointMs');
+  const busyTimeoutMs = checks.intOption(options.sqliteBusyTimeoutMs, 'sqliteBusyTimeoutMs', 5000, 0);
+  const backgroundCheckpointMs = checks.intOption(
+    options.sqliteCheckpointMs,
+    'sqliteCheckpointMs',
+    DEFAULT_SQLITE_CHECKPOINT_MS,
+    0,
+  );
   // Node's timers take at most 2^31 - 1 ms; a longer one would fire every millisecond instead.
   if (backgroundCheckpointMs > MAX_TIMER_MS)
     checks.fail(`sqliteCheckpointMs must be at most ${MAX_TIMER_MS}`);
