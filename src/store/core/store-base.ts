@@ -14,6 +14,9 @@ import type { CoreEnv, Op, WriteOp } from './context.js';
 import * as coordination from './coordination.js';
 import type { DriverReads, DriverTx, StoreDriver } from './driver.js';
 
+/** For a call whose work makes one write, a compare-and-swap after its reads (see StoreDriver.transaction). */
+const single = () => true;
+
 /** Largest number of sessions one sweep may remove. */
 export const MAX_SWEEP_LIMIT = 100_000;
 
@@ -107,12 +110,13 @@ export abstract class StoreBase {
       this.lease(scope, name, owner);
       this.v.positiveInt(ttl_ms, 'ttl_ms');
     };
-    return this.write(check, (op) => coordination.acquireLease(op, scope, name, owner, ttl_ms));
+    return this.write(check, (op) => coordination.acquireLease(op, scope, name, owner, ttl_ms), single);
   }
   releaseLease(scope: t.Scope, name: string, owner: string): Promise<boolean> {
     return this.write(
       () => this.lease(scope, name, owner),
       (op) => coordination.releaseLease(op, scope, name, owner),
+      single,
     );
   }
   private lease(scope: t.Scope, name: string, owner: string): void {
@@ -133,8 +137,10 @@ export abstract class StoreBase {
       this.v.positiveInt(ttl_seconds, 'ttl_seconds');
       this.v.positiveInt(in_progress_ttl_seconds, 'in_progress_ttl_seconds');
     };
-    return this.write(check, (op) =>
-      coordination.claimRequestKey(op, scope, key, hash, ttl_seconds, in_progress_ttl_seconds),
+    return this.write(
+      check,
+      (op) => coordination.claimRequestKey(op, scope, key, hash, ttl_seconds, in_progress_ttl_seconds),
+      single,
     );
   }
   completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse): Promise<void> {
@@ -142,12 +148,17 @@ export abstract class StoreBase {
       this.requestKey(scope, key);
       return coordination.checkResponse(this.env, response);
     };
-    return this.write(check, (op, checked) => coordination.completeRequestKey(op, scope, key, checked));
+    return this.write(
+      check,
+      (op, checked) => coordination.completeRequestKey(op, scope, key, checked),
+      single,
+    );
   }
   releaseRequestKey(scope: t.Scope, key: string): Promise<void> {
     return this.write(
       () => this.requestKey(scope, key),
       (op) => op.tx.deleteRequestKey(scope, key),
+      single,
     );
   }
   private requestKey(scope: t.Scope, key: string): void {

@@ -1,5 +1,6 @@
 /** Session and message rows of the SQL driver. */
 import type { Message, Session } from '../../core/model.js';
+import { Checks } from '../core/checks.js';
 import type { DriverTx, Listed } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
@@ -59,10 +60,12 @@ function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | nul
   };
 }
 
-export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): SessionRows {
+export function sessionRows({ q, counts, sessionLock, sessions, seen }: SqlTxEnv): SessionRows {
   if (sessions !== undefined) return elsewhere(sessions);
   return {
     async getSession(scope, id) {
+      const known = seen?.get(id);
+      if (known !== undefined) return Checks.inScope(scope, known) ? known : null;
       const where = scopeCheck(scope);
       const row = await q.get(
         `SELECT ${SESSION_COLUMNS}, message_count FROM sessions WHERE id = ? AND ${where.sql}${sessionLock}`,
@@ -70,7 +73,9 @@ export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): Ses
       );
       if (row === undefined) return null;
       if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
-      return toSession(row);
+      const session = toSession(row);
+      seen?.set(id, session);
+      return session;
     },
     async listSessions(scope, filter, page) {
       const where = scopeWhere(scope);
@@ -109,7 +114,10 @@ export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): Ses
           s.ended_at,
         ],
       );
-      if (changed === 1) counts.set(s.id, { stored: 0, added: 0 });
+      if (changed === 1) {
+        counts.set(s.id, { stored: 0, added: 0 });
+        seen?.set(s.id, s);
+      }
       return changed === 1;
     },
     async replaceSession(next, previous) {
@@ -138,6 +146,8 @@ export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): Ses
       );
       if (changed === 1 && count !== undefined)
         counts.set(next.id, { stored: count.stored + added, added: 0 });
+      if (changed === 1) seen?.set(next.id, next);
+      else seen?.delete(next.id);
       return changed === 1;
     },
     async deleteSession(session) {
@@ -147,6 +157,7 @@ export function sessionRows({ q, counts, sessionLock, sessions }: SqlTxEnv): Ses
       ]);
       await q.run('DELETE FROM sessions WHERE id = ?', [session.id]);
       counts.delete(session.id);
+      seen?.delete(session.id);
     },
     async messageCount(session) {
       let count = counts.get(session.id);

@@ -62,6 +62,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       dialect: this.sql.dialect,
       sessionLock: write && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
       counts: new Map(),
+      seen: write ? new Map() : null,
       sessions: this.sessions,
       lastCheckpoints: this.lastCheckpoints,
     };

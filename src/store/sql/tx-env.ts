@@ -14,6 +14,8 @@ export interface SqlTxEnv {
    * new record names cannot be deleted before it); '' for reads and for SQLite, whose writers are serial.
    */
   readonly sessionLock: string;
+  /** Sessions this write transaction read or wrote, by id (null for reads): read once per transaction. */
+  readonly seen: Map<string, Session> | null;
   /** Each session's message count as read, and the messages this transaction appended to it. */
   readonly counts: Map<string, { stored: number; added: number }>;
   /**
