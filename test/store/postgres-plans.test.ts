@@ -7,9 +7,9 @@ import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { postgresDriver } from '../../src/store/postgres/driver.js';
+import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
-import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { dropSchema, POSTGRES_URL, randomSchema } from './postgres-env.js';
 
 const schema = randomSchema();

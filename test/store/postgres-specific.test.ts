@@ -13,9 +13,9 @@ import {
   openPostgresStore,
   parsePostgresUrl,
 } from '../../src/store/postgres/index.js';
-import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/session-head.js';
 import { ACTION_COLUMNS, TASK_COLUMNS } from '../../src/store/sql/rows.js';
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
+import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/session-head.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
 import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';

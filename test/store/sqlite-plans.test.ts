@@ -10,9 +10,9 @@ import Database from 'better-sqlite3';
 import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { OPEN_TASK_STATES } from '../../src/core/model.js';
+import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import type { SqlDriver, SqlExecutor, SqlParam } from '../../src/store/sql/executor.js';
 import { migrate } from '../../src/store/sql/migrate.js';
-import { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { openSqliteDriver } from '../../src/store/sqlite/driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-plans-'));

@@ -1,13 +1,5 @@
-/**
- * Lifecycle calls of the SQL stores: session counts by status (one index range count per status on
- * sessions_by_status_expiry) and the retention sweep (old checkpoints with the blobs nothing needs any
- * more, finished actions, old tasks with their events, actions and checkpoints), each kind found through
- * its own index, at most `limit` per kind per call, deleted set by set (one statement per table and batch)
- * in short transactions.
- */
-import type { SessionStatus } from '../../core/model.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
-import { type CheckedRetention, emptyStats, LIVE_STATUSES } from '../shared/retention.js';
+import type { CheckedRetention } from '../shared/retention.js';
 import type { RetentionSweep } from '../types.js';
 import { chainBlobs } from './checkpoint-reads.js';
 import type { SqlDialect, SqlExecutor, SqlRow } from './executor.js';
