@@ -10,9 +10,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { typeScriptLoaderArgs } from '../../process/typescript-child.js';
-import { DEFAULT_STORE_URL, openStore } from '../../store/open.js';
-import { CliError, isInProcessStore } from '../context.js';
+import { CliError } from '../context.js';
 import { print } from '../format.js';
+import { registerCrashTestCommand } from './crashtest.js';
 
 function positiveInteger(name: string, value: string): number {
   const parsed = Number(value);
@@ -22,40 +22,7 @@ function positiveInteger(name: string, value: string): number {
 }
 
 export function registerHarnessCommands(program: Command): void {
-  program
-    .command('crashtest')
-    .description(
-      'run deploy_pipeline, SIGKILL it at every step boundary and inside tool calls, resume, compare',
-    )
-    .option('--store <url>', 'store URL', DEFAULT_STORE_URL)
-    .option('--kills <n>', 'number of kills (at least the number of kill points for full coverage)', '20')
-    .option(
-      '--report <path>',
-      'JSON report path (a Markdown summary is written beside it)',
-      'reports/crash.json',
-    )
-    .action(async (options: { store: string; kills: string; report: string }) => {
-      const kills = positiveInteger('--kills', options.kills);
-      // A bad store URL fails here, in the sentence every command gives, before any child is spawned.
-      const store = await openStore(options.store);
-      await store.close();
-      if (isInProcessStore(options.store)) {
-        throw new CliError(
-          `crashtest needs a store that a new process can open again (sqlite:FILE, postgres://, redis://, tiered:); ${options.store} dies with each killed child`,
-        );
-      }
-      const { runCrashTest } = await import('../../harness/crash/index.js');
-      const result = await runCrashTest({
-        storeUrl: options.store,
-        kills,
-        reportPath: options.report,
-        onProgress: (line) => process.stderr.write(`${line}\n`),
-      });
-      print(result.markdown);
-      // Anything short of the goal fails the command: a lost run, another output, a duplicate effect or a
-      // redundant call in the downstream's effect log, or a planned kill that never fired.
-      if (!result.report.goal_met) process.exitCode = 1;
-    });
+  registerCrashTestCommand(program);
 
   program
     .command('ttltest')

@@ -5,7 +5,7 @@
  * step's effect (a redundant call), and every effect's key must be the key the store recorded for that
  * step's action (a fresh key on a retry is caught even when it happens to cause no second effect).
  */
-import { readEffectLog, tallyEffects } from '../../demo/effects.js';
+import { type EffectLine, readEffectLog, tallyEffects } from '../../demo/effects.js';
 import type { ActionKey } from './points.js';
 
 export interface EffectCheck {
@@ -25,9 +25,23 @@ export interface EffectCheck {
   readonly problems: string[];
 }
 
+/**
+ * The lines of one effect log, or of several (one per downstream, each step belonging to one of them); null
+ * when any is missing.
+ */
+export function readEffectLogs(paths: string | readonly string[]): EffectLine[] | null {
+  const lines: EffectLine[] = [];
+  for (const path of typeof paths === 'string' ? [paths] : paths) {
+    const log = readEffectLog(path);
+    if (log === null) return null;
+    lines.push(...log);
+  }
+  return lines;
+}
+
 /** The logical steps of the reference run (each must happen exactly once in every scenario). */
-export function referenceSteps(effectsPath: string): string[] {
-  const log = readEffectLog(effectsPath);
+export function referenceSteps(effectsPath: string | readonly string[]): string[] {
+  const log = readEffectLogs(effectsPath);
   if (log === null) throw new Error(`the reference run left no effect log at ${effectsPath}`);
   const tally = tallyEffects(log);
   const bad = Object.entries(tally.steps).filter(([, s]) => s.effects !== 1);
@@ -38,11 +52,11 @@ export function referenceSteps(effectsPath: string): string[] {
 }
 
 export function checkEffects(
-  effectsPath: string,
+  effectsPath: string | readonly string[],
   expectedSteps: readonly string[],
   keys: readonly ActionKey[] | null,
 ): EffectCheck {
-  const log = readEffectLog(effectsPath);
+  const log = readEffectLogs(effectsPath);
   if (log === null) {
     return {
       duplicate_side_effects: 0,
@@ -51,7 +65,7 @@ export function checkEffects(
       unexpected_effects: 0,
       unmatched_keys: 0,
       lines: 0,
-      problems: [`no effect log at ${effectsPath}`],
+      problems: [`no effect log at ${String(effectsPath)}`],
     };
   }
   const tally = tallyEffects(log);

@@ -26,6 +26,8 @@ export interface ScenarioResult {
 }
 
 export interface CrashReport {
+  /** The agent under test (`deploy_pipeline`, `tool_loop (plain)`). */
+  readonly agent: string;
   readonly store: string;
   readonly kills: number;
   readonly runs: number;
@@ -108,6 +110,7 @@ export function summarize(
   scenarios: readonly ScenarioResult[],
   reference: { readonly points: number; readonly steps: number },
   elapsedMs: number,
+  agent = 'deploy_pipeline',
 ): CrashReport {
   const kills = scenarios.flatMap((s) => s.killed_at);
   const resumes = scenarios.flatMap((s) => s.resume_ms);
@@ -115,6 +118,7 @@ export function summarize(
   const identical = scenarios.filter((s) => s.identical_output).length;
   const n = Math.max(1, scenarios.length);
   return {
+    agent,
     store,
     kills: kills.length,
     runs: scenarios.reduce((sum, s) => sum + s.runs, 0),
@@ -154,7 +158,7 @@ export function toMarkdown(report: CrashReport): string {
   const ok = report.goal_met;
   const e = report.effect_log;
   const lines = [
-    `# Crash test: deploy_pipeline on \`${report.store}\``,
+    `# Crash test: ${report.agent} on \`${report.store}\``,
     '',
     `Goal 100% recovered / 100% identical / 0 duplicate effects / 0 redundant calls / every planned kill fired: **${ok ? 'met' : 'NOT met'}**.`,
     '',

@@ -31,7 +31,47 @@ export interface CrashTestOptions {
   /** Where workspaces go; a temporary directory (removed at the end) by default. */
   readonly workDir?: string;
   readonly tenantId?: string;
+  /** The agent under test and how its children run (default: `deploy_pipeline`, `deploySubject`). */
+  readonly subject?: CrashSubject;
 }
+
+/** One chain's child, as the subject starts it. */
+export interface ChainChild {
+  readonly storeUrl: string;
+  readonly sessionId: string;
+  /** The chain's own folder: its workspace, its downstreams' ledgers and effect logs. */
+  readonly workspaceDir: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly leaseOwner: string;
+  readonly crashAt: string | null;
+}
+
+/**
+ * What the harness runs: the agent's child process, where its downstreams keep their effect logs, and how
+ * its output is compared. Everything else (the kill plan, the chains, the effect check, the report) is
+ * the harness's own, the same for every agent.
+ */
+export interface CrashSubject {
+  /** The agent's name in the report, for example `deploy_pipeline` or `tool_loop (plain)`. */
+  readonly agent: string;
+  runChild(child: ChainChild): Promise<ChildRun>;
+  /** The effect logs a chain's downstreams wrote (each logical step in one of them). */
+  effectLogs(workspaceDir: string): string[];
+  /** The output a scenario must end with (default `expectedOutput`). */
+  expected?(reference: JsonValue, killedAt: readonly string[], referencePoints: readonly string[]): JsonValue;
+  /** The output as compared (default `normalizeOutput`). */
+  normalize?(output: JsonValue): string;
+  /** Stops what the subject started (downstream services, a model server). */
+  close?(): Promise<void>;
+}
+
+/** The `deploy_pipeline` agent: its child (child.ts) and the deploy tools' effect log in its workspace. */
+export const deploySubject: CrashSubject = {
+  agent: 'deploy_pipeline',
+  runChild: (child) => runChild(child),
+  effectLogs: (dir) => [deployWorkspace(dir).effectsPath],
+};
 
 export interface CrashTestResult {
   readonly report: CrashReport;
@@ -40,6 +80,7 @@ export interface CrashTestResult {
 }
 
 interface Env {
+  readonly subject: CrashSubject;
   readonly storeUrl: string;
   readonly workDir: string;
   readonly tenantId: string;
@@ -107,7 +148,7 @@ async function runChain(env: Env, name: string, plan: readonly string[]): Promis
   const workspaceDir = join(env.workDir, name);
   const runs: ChildRun[] = [];
   for (let i = 0; i <= plan.length + 1; i++) {
-    const run = await runChild({
+    const run = await env.subject.runChild({
       storeUrl: env.storeUrl,
       sessionId,
       workspaceDir,
@@ -152,14 +193,18 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
   if (options.reportPath !== undefined) makeFolder(dirname(options.reportPath), 'for the report');
   const ownWorkDir = options.workDir === undefined;
   const workDir = options.workDir ?? mkdtempSync(join(tmpdir(), 'agentstate-crash-'));
+  const subject = options.subject ?? deploySubject;
+  const normalize = subject.normalize ?? normalizeOutput;
+  const expect = subject.expected ?? expectedOutput;
   const env: Env = {
+    subject,
     storeUrl: options.storeUrl,
     workDir,
     tenantId: options.tenantId ?? 'crash-harness',
     userId: `crash-${newId('run').slice(4, 14)}`,
   };
   try {
-    progress(`crash test on ${options.storeUrl}: reference run (no kill)`);
+    progress(`crash test of ${subject.agent} on ${options.storeUrl}: reference run (no kill)`);
     const reference = await runChain(env, 'reference', []);
     if (reference.output === null) {
       throw new AgentStateError('internal', `the reference run did not complete: ${reference.error}`);
@@ -167,7 +212,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     const referencePoints = (reference.runs[0]?.events ?? [])
       .filter((e): e is Extract<ChildEvent, { event: 'point' }> => e.event === 'point')
       .map((e) => e.point);
-    const steps = referenceSteps(deployWorkspace(join(workDir, 'reference')).effectsPath);
+    const steps = referenceSteps(subject.effectLogs(join(workDir, 'reference')));
     const plans = options.plans ?? planKills(referencePoints, options.kills ?? 20);
     progress(
       `reference passed ${referencePoints.length} kill points; ${plans.length} interrupted runs follow`,
@@ -181,13 +226,9 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
         const event = r.events.find((e) => e.event === 'resumed') as { ms: number } | undefined;
         return event === undefined ? [] : [event.ms];
       });
-      const effects = checkEffects(
-        deployWorkspace(join(workDir, `run-${index + 1}`)).effectsPath,
-        steps,
-        chain.keys,
-      );
-      const expected = normalizeOutput(expectedOutput(reference.output, killed, referencePoints));
-      const identical = chain.output !== null && normalizeOutput(chain.output) === expected;
+      const effects = checkEffects(subject.effectLogs(join(workDir, `run-${index + 1}`)), steps, chain.keys);
+      const expected = normalize(expect(reference.output, killed, referencePoints));
+      const identical = chain.output !== null && normalize(chain.output) === expected;
       const result: ScenarioResult = {
         plan: [...plan],
         killed_at: killed,
@@ -224,6 +265,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
       scenarios,
       { points: referencePoints.length, steps: steps.length },
       performance.now() - started,
+      subject.agent,
     );
     const markdown = toMarkdown(report);
     if (options.reportPath !== undefined) {
@@ -236,6 +278,7 @@ export async function runCrashTest(options: CrashTestOptions): Promise<CrashTest
     );
     return { report, markdown, scenarios };
   } finally {
+    await subject.close?.();
     if (ownWorkDir) rmSync(workDir, { recursive: true, force: true });
   }
 }

@@ -19,6 +19,10 @@ export interface ChildArgs {
   readonly leaseTtlMs?: number;
   /** Extra environment (for example AGENTSTATE_HOLD_AT). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The child script beside this file, by base name (default `child`: the `deploy_pipeline` child). */
+  readonly script?: string;
+  /** More arguments for that script. */
+  readonly extraArgs?: readonly string[];
 }
 
 export interface ChildRun {
@@ -30,17 +34,17 @@ export interface ChildRun {
 }
 
 /** `node --import tsx child.ts` from sources, `node child.js` from the build. */
-export function childCommand(): string[] {
+export function childCommand(script = 'child'): string[] {
   const here = import.meta.url;
   const ext = here.endsWith('.ts') ? '.ts' : '.js';
-  const child = fileURLToPath(new URL(`./child${ext}`, here));
+  const child = fileURLToPath(new URL(`./${script}${ext}`, here));
   return ext === '.ts' ? [process.execPath, ...typeScriptLoaderArgs(), child] : [process.execPath, child];
 }
 
 const CHILD_TIMEOUT_MS = 120_000;
 
 export function runChild(args: ChildArgs): Promise<ChildRun> {
-  const [cmd, ...base] = childCommand() as [string, ...string[]];
+  const [cmd, ...base] = childCommand(args.script) as [string, ...string[]];
   const argv = [
     ...base,
     '--store',
@@ -56,6 +60,7 @@ export function runChild(args: ChildArgs): Promise<ChildRun> {
     '--lease-owner',
     args.leaseOwner,
     ...(args.leaseTtlMs === undefined ? [] : ['--lease-ttl-ms', String(args.leaseTtlMs)]),
+    ...(args.extraArgs ?? []),
   ];
   const env: NodeJS.ProcessEnv = { ...process.env, ...args.env, [CRASH_ENV]: args.crashAt ?? '' };
   delete env.NODE_TEST_CONTEXT;

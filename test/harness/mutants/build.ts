@@ -83,22 +83,28 @@ export interface CrashRun {
   readonly report: CrashReport;
 }
 
-/** `agentstate crashtest` of the copy, as a user runs it, on a fresh SQLite file. */
-export async function crashTest(copy: BuiltCopy, kills: number): Promise<CrashRun> {
-  const reportPath = join(copy.dir, 'reports/crash.json');
-  const args = [
+/** `agentstate crashtest` of the copy, as a user runs it, on a fresh SQLite file (`args`: `--agent`...). */
+export async function crashTest(
+  copy: BuiltCopy,
+  kills: number,
+  args: readonly string[] = [],
+): Promise<CrashRun> {
+  const name = args.length === 0 ? 'crash' : `crash-${args.join('-').replace(/[^a-z0-9-]/gi, '')}`;
+  const reportPath = join(copy.dir, `reports/${name}.json`);
+  const argv = [
     copy.cli,
     'crashtest',
     '--store',
-    `sqlite:${join(copy.dir, 'crash.db')}`,
+    `sqlite:${join(copy.dir, `${name}.db`)}`,
     '--kills',
     String(kills),
     '--report',
     reportPath,
+    ...args,
   ];
   let exitCode = 0;
   try {
-    await run(process.execPath, args, { cwd: copy.dir, maxBuffer: 16 * 1024 * 1024 });
+    await run(process.execPath, argv, { cwd: copy.dir, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     exitCode = (error as { code?: number }).code ?? -1;
   }

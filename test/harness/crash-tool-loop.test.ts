@@ -1,0 +1,126 @@
+/**
+ * The crash harness on the model-driven tool-loop agent (plain kernel code), at a small size on SQLite and
+ * PostgreSQL: a scripted model behind a real Chat Completions server on loopback, a demo airline over HTTP
+ * and a payment downstream that does not deduplicate, real SIGKILLs at step boundaries and inside tool
+ * calls, effects counted in the downstreams' effect logs. Then broken copies of the agent (built as the
+ * runtime mutants are) run through `agentstate crashtest --agent tool_loop`: each must fail it.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCrashTest } from '../../src/harness/crash/run.js';
+import { toolLoopSubject } from '../../src/harness/crash/tool-loop/subject.js';
+import { dropSchema, randomSchema, schemaUrl } from '../store/postgres-env.js';
+import { type BuiltCopy, buildCopy, crashTest } from './mutants/build.js';
+
+let dir: string;
+const schema = randomSchema();
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'crash-tool-loop-'));
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropSchema(schema);
+});
+
+const stores = [
+  ['SQLite', () => `sqlite:${join(dir, 'crash.db')}`],
+  ['PostgreSQL', () => schemaUrl(schema)],
+] as const;
+
+describe.each(stores)('the tool-loop crash test on %s', (name, url) => {
+  it('4 kills with a double kill: 100% recovered, identical, 0 duplicate effects, 0 redundant calls', async () => {
+    const reportPath = join(dir, `reports/crash-tool-loop-${name}.json`);
+    const lines: string[] = [];
+    const { report, scenarios, markdown } = await runCrashTest({
+      storeUrl: url(),
+      kills: 4,
+      reportPath,
+      subject: await toolLoopSubject('plain'),
+      onProgress: (line) => lines.push(line),
+    });
+    expect(report.failures).toEqual([]);
+    expect(report).toMatchObject({
+      agent: 'tool_loop (plain)',
+      kills: 4,
+      kills_not_fired: 0,
+      recovered_rate: 1,
+      identical_output_rate: 1,
+      duplicate_side_effects: 0,
+      redundant_calls: 0,
+      goal_met: true,
+    });
+    expect(scenarios.some((s) => s.killed_at.length === 2)).toBe(true);
+    expect(report.kills_inside_tool_calls).toBeGreaterThanOrEqual(2);
+    expect(report.kills_at_step_boundaries).toBeGreaterThanOrEqual(1);
+    // The booking (airline) and the charge (payments): each run's two logs read, each step exactly once.
+    expect(report.effect_log).toMatchObject({
+      scenarios_checked: scenarios.length,
+      expected_steps: 2,
+      missing_effects: 0,
+      unexpected_effects: 0,
+      unmatched_keys: 0,
+    });
+    expect(report.effect_log.lines).toBeGreaterThanOrEqual(scenarios.length * 4);
+    expect(lines[0]).toContain('tool_loop (plain)');
+    expect(JSON.parse(readFileSync(reportPath, 'utf8'))).toMatchObject({ kills: 4, goal_met: true });
+    expect(existsSync(join(dir, `reports/crash-tool-loop-${name}.md`))).toBe(true);
+    expect(markdown).toContain('# Crash test: tool_loop (plain)');
+  }, 300_000);
+});
+
+/** Broken copies of the tool-loop agent: the text change, and what must show it. */
+const BROKEN = [
+  {
+    name: 'action-without-lookup',
+    breaks: 'tool calls are actions without their lookup: a call cut short by a kill is left UNKNOWN',
+    find: '      ...(lookup === undefined ? {} : { lookup: (key: string) => lookup.call(tool, key) }),\n',
+    replace: '',
+    caught: (r: { recovered: number; scenarios: number }) => r.recovered < r.scenarios,
+  },
+  {
+    name: 'lookup-finds-nothing',
+    breaks: "a lookup that never finds the call's effect: the call is made again after a kill",
+    find: '{ lookup: (key: string) => lookup.call(tool, key) }',
+    replace: '{ lookup: async () => ({ found: false as const }) }',
+    caught: (r: { redundant_calls: number; duplicate_side_effects: number }) =>
+      r.redundant_calls + r.duplicate_side_effects > 0,
+  },
+] as const;
+
+const TOOL_LOOP = ['--agent', 'tool_loop', '--framework', 'plain'];
+const copies: BuiltCopy[] = [];
+afterAll(() => {
+  for (const copy of copies) copy.remove();
+});
+
+describe('broken copies of the tool-loop agent', () => {
+  it('the unchanged copy, built the same way, meets the goal', async () => {
+    const copy = await buildCopy(null);
+    copies.push(copy);
+    const crash = await crashTest(copy, 4, TOOL_LOOP);
+    expect(crash.report.failures).toEqual([]);
+    expect(crash.report).toMatchObject({ goal_met: true, kills: 4 });
+    expect(crash.exitCode).toBe(0);
+  }, 300_000);
+
+  it.each(BROKEN)(
+    '$name fails the crash test',
+    async (broken) => {
+      const copy = await buildCopy({
+        name: broken.name,
+        breaks: broken.breaks,
+        edits: [{ file: 'src/agents/tool-loop.ts', find: broken.find, replace: broken.replace }],
+        runtimeTests: [],
+        caughtBy: { metric: '', caught: () => true },
+      });
+      copies.push(copy);
+      const crash = await crashTest(copy, 4, TOOL_LOOP);
+      expect(crash.exitCode, broken.breaks).toBe(1);
+      expect(crash.report.goal_met).toBe(false);
+      expect(broken.caught(crash.report), JSON.stringify(crash.report.failures)).toBe(true);
+    },
+    300_000,
+  );
+});
