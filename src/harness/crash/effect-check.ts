@@ -39,6 +39,10 @@ export function readEffectLogs(paths: string | readonly string[]): EffectLine[] 
   return lines;
 }
 
+function missingLogs(paths: string | readonly string[]): string[] {
+  return (typeof paths === 'string' ? [paths] : paths).filter((path) => readEffectLog(path) === null);
+}
+
 /** The logical steps of the reference run (each must happen exactly once in every scenario). */
 export function referenceSteps(effectsPath: string | readonly string[]): string[] {
   const log = readEffectLogs(effectsPath);
@@ -65,7 +69,7 @@ export function checkEffects(
       unexpected_effects: 0,
       unmatched_keys: 0,
       lines: 0,
-      problems: [`no effect log at ${String(effectsPath)}`],
+      problems: [`no effect log at ${missingLogs(effectsPath).join(', ')}`],
     };
   }
   const tally = tallyEffects(log);
