@@ -86,6 +86,8 @@ export function buildSchemas(limits: HttpLimits) {
     createSession: z.strictObject({
       user_id: UserIdSchema.optional(),
       agent: short.nullable().optional(),
+      /** The model of the session's turns: one the server configured (else its agent's or the default). */
+      model: short.optional(),
       ttl_seconds: z.number().int().min(1).max(MAX_TTL_SECONDS).optional(),
       context: JsonObjectSchema.optional(),
     }),

@@ -1,11 +1,12 @@
 /**
- * `agentstate_turns_total` and `agentstate_turn_duration_seconds`, by agent and outcome, around every turn
- * the HTTP API runs. The outcome is `ok` or the AgentStateError code the turn failed with (`error` for
- * anything else), so the label set stays small. The agent is the session's (`default` when it names none):
- * a turn asked for by session id alone takes it from its answer, or after a failure from the session read
- * then (`unknown` when there is none to read).
+ * `agentstate_turns_total` and `agentstate_turn_duration_seconds`, by agent, model and outcome, around every
+ * turn the HTTP API runs. The outcome is `ok` or the AgentStateError code the turn failed with (`error` for
+ * anything else), so the label set stays small. The agent is the session's (`default` when it names none)
+ * and the model the one its turns run with: a turn asked for by session id alone takes them from its
+ * answer, or after a failure from the session read then (`unknown` when there is none to read).
  */
 import { AgentStateError } from '../core/errors.js';
+import type { Session } from '../core/model.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
 import type { SessionRef, TurnRunner } from '../server/turn-runner.js';
 import type { StateStore } from '../store/types.js';
@@ -17,25 +18,28 @@ function outcomeOf(error: unknown): string {
 /** The same runner, with each `runTurn` counted and timed. */
 export function meteredTurns(runner: TurnRunner, metrics: AgentStateMetrics, store: StateStore): TurnRunner {
   const metered: TurnRunner = Object.create(runner) as TurnRunner;
+  const modelOf = (session: Session) => runner.modelFor?.(session) ?? 'unknown';
   metered.runTurn = async (scope, session, input) => {
-    const named = (session as SessionRef & { readonly agent?: string | null }).agent;
-    let agent = named === undefined ? undefined : (named ?? 'default');
+    const given = session as SessionRef & Partial<Session>;
+    let agent = given.agent === undefined ? undefined : (given.agent ?? 'default');
+    let model = given.context === undefined ? undefined : modelOf(given as Session);
     const started = performance.now();
     let outcome = 'ok';
     try {
       const answer = await runner.runTurn(scope, session, input);
       agent ??= answer.session?.agent ?? 'default';
+      model = answer.model ?? model;
       return answer;
     } catch (error) {
       outcome = outcomeOf(error);
-      if (agent === undefined) {
+      if (agent === undefined || model === undefined) {
         const read = await store.getSession(scope, session.id).catch(() => null);
-        agent = read === null ? 'unknown' : (read.agent ?? 'default');
+        agent ??= read === null ? 'unknown' : (read.agent ?? 'default');
+        model ??= read === null ? 'unknown' : modelOf(read);
       }
       throw error;
     } finally {
-      agent ??= 'unknown';
-      const labels = { agent, outcome };
+      const labels = { agent: agent ?? 'unknown', model: model ?? 'unknown', outcome };
       metrics.turns.inc(labels);
       metrics.turnDuration.observe(labels, (performance.now() - started) / 1000);
     }

@@ -9,8 +9,9 @@ export interface AgentStateMetrics {
   readonly sessionsActive: Gauge<'status'>;
   readonly sessionsCreated: Counter<'agent'>;
   readonly sessionsExpired: Counter;
-  readonly turns: Counter<'agent' | 'outcome'>;
-  readonly turnDuration: Histogram<'agent' | 'outcome'>;
+  readonly turns: Counter<'agent' | 'model' | 'outcome'>;
+  readonly turnDuration: Histogram<'agent' | 'model' | 'outcome'>;
+  readonly modelCallDuration: Histogram<'model' | 'call' | 'outcome'>;
   readonly checkpointWriteDuration: Histogram<'adapter'>;
   readonly versionConflicts: Counter<'kind'>;
   readonly actions: Counter<'status'>;
@@ -56,15 +57,22 @@ export function createMetrics(options: MetricsOptions = {}): AgentStateMetrics {
     }),
     turns: new Counter({
       name: 'agentstate_turns_total',
-      help: 'Agent turns run, by agent and outcome',
-      labelNames: ['agent', 'outcome'],
+      help: 'Agent turns run, by agent, model and outcome',
+      labelNames: ['agent', 'model', 'outcome'],
       registers,
     }),
     turnDuration: new Histogram({
       name: 'agentstate_turn_duration_seconds',
       help: 'Latency of one agent turn',
-      labelNames: ['agent', 'outcome'],
+      labelNames: ['agent', 'model', 'outcome'],
       buckets: LATENCY_BUCKETS,
+      registers,
+    }),
+    modelCallDuration: new Histogram({
+      name: 'agentstate_model_call_duration_seconds',
+      help: 'Latency of one model call (extract, route, reply), by model, call and outcome',
+      labelNames: ['model', 'call', 'outcome'],
+      buckets: [...LATENCY_BUCKETS, 30, 60],
       registers,
     }),
     checkpointWriteDuration: new Histogram({

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { invalidRequest } from '../core/errors.js';
+import { type ModelsFile, ModelsFileSchema } from './models.js';
 
 export interface HttpLimits {
   /** Largest request body in bytes. Default 1 MiB. Larger bodies answer 413 `payload_too_large`. */
@@ -121,8 +122,12 @@ function parsePortText(text: string, name: string): number {
   return port;
 }
 
-/** The configuration file: a JSON object of HttpConfigInput's fields, API keys as `{ "<key>": "<tenant>" }`. */
+/**
+ * The configuration file: a JSON object of HttpConfigInput's fields, API keys as `{ "<key>": "<tenant>" }`,
+ * and the models turns run with (`models`, see models.ts).
+ */
 const ConfigFileSchema = z.strictObject({
+  models: ModelsFileSchema.optional(),
   host: z.string().min(1).optional(),
   port: z.number().int().min(0).max(65_535).optional(),
   apiKeys: z.record(z.string(), z.string()).optional(),
@@ -136,6 +141,30 @@ const ConfigFileSchema = z.strictObject({
     .optional(),
 });
 
+type ConfigFile = z.infer<typeof ConfigFileSchema>;
+
+/** The configuration file, checked: a clear error naming the file and the field for anything wrong. */
+export function readConfigFile(file: string): ConfigFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw invalidRequest(`config file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  const checked = ConfigFileSchema.safeParse(parsed);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const where = issue?.path.length ? issue.path.join('.') : 'the file';
+    throw invalidRequest(`config file ${file}: ${where}: ${issue?.message ?? 'is not valid'}`);
+  }
+  return checked.data;
+}
+
+/** The configuration file's `models` section (none without a file). */
+export function modelsOfConfigFile(file: string | undefined): ModelsFile | undefined {
+  return file === undefined ? undefined : readConfigFile(file).models;
+}
+
 /**
  * The configuration from a JSON file (optional) overlaid by the environment:
  * `AGENTSTATE_API_KEYS`, `AGENTSTATE_JWT_SECRET`, `AGENTSTATE_HOST`, `AGENTSTATE_PORT`.
@@ -146,22 +175,7 @@ export function loadConfig(
   file?: string,
   overrides: HttpConfigInput = {},
 ): HttpConfig {
-  let fromFile: HttpConfigInput = {};
-  if (file !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (error) {
-      throw invalidRequest(`config file ${file}: ${error instanceof Error ? error.message : String(error)}`);
-    }
-    const checked = ConfigFileSchema.safeParse(parsed);
-    if (!checked.success) {
-      const issue = checked.error.issues[0];
-      const where = issue?.path.length ? issue.path.join('.') : 'the file';
-      throw invalidRequest(`config file ${file}: ${where}: ${issue?.message ?? 'is not valid'}`);
-    }
-    fromFile = checked.data;
-  }
+  const { models: _models, ...fromFile }: ConfigFile = file === undefined ? {} : readConfigFile(file);
   const envKeys = env.AGENTSTATE_API_KEYS ? parseApiKeys(env.AGENTSTATE_API_KEYS) : undefined;
   const envPort = env.AGENTSTATE_PORT ? parsePortText(env.AGENTSTATE_PORT, 'AGENTSTATE_PORT') : undefined;
   return resolveConfig({

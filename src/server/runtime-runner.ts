@@ -7,7 +7,7 @@
 import { buildContext } from '../context/build.js';
 import { taskTypesFrom } from '../context/describe.js';
 import { AgentStateError } from '../core/errors.js';
-import { type Checkpoint, OPEN_TASK_STATES } from '../core/model.js';
+import { type Checkpoint, OPEN_TASK_STATES, type Session } from '../core/model.js';
 import {
   listSessionRuns,
   type RuntimeOptions,
@@ -18,6 +18,7 @@ import {
 import { loadSnapshot } from '../runtime/snapshot.js';
 import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
+import { checkModelName, type ModelsSpec, modelForSession } from './models.js';
 import type { SessionRef, TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
@@ -29,21 +30,61 @@ const OPEN_TASKS_SHOWN = 100;
 /** How many of a session's newest runs the checkpoint history covers. */
 const RUNS_SCANNED = 50;
 
-function response(output: TurnOutput): TurnResponse {
-  return { ...output };
+function response(output: TurnOutput, model: string): TurnResponse {
+  return { ...output, model };
 }
 
-export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup): TurnRunner {
+type SessionFields = Pick<Session, 'agent' | 'context'>;
+
+function isWholeSession(session: SessionRef): session is SessionRef & SessionFields {
+  return 'context' in session && 'agent' in session;
+}
+
+/**
+ * The runtime's turns as the routes need them. `models`: the models configured (models.ts), whose
+ * registry is `setup.models`; a session's turns run with the one it named (`context.model`), else its
+ * agent's, else the default. Without it, every turn runs with `setup.model` (default `rules`).
+ */
+export function createRuntimeTurnRunner(
+  store: StateStore,
+  setup: RuntimeSetup,
+  models?: ModelsSpec,
+): TurnRunner {
   const scheduler = new TurnScheduler();
   const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: SessionRef) =>
     scheduler.run(store, (seen) => run({ ...setup, store: seen, scope, sessionId: session.id }));
+  const fallback = setup.model ?? 'rules';
+  const spec: ModelsSpec = models ?? {
+    default: fallback,
+    agents: {},
+    available: { [fallback]: { kind: 'rules' } },
+  };
+  const modelFor = (session: SessionFields) => modelForSession(spec, session);
+  /** Only a choice among several models needs the session read before its turn. */
+  const oneModel = Object.keys(spec.available).length === 1 && Object.keys(spec.agents).length === 0;
+  const modelOfTurn = async (scope: Scope, session: SessionRef): Promise<string> => {
+    if (oneModel) return spec.default;
+    const read = isWholeSession(session) ? session : await store.getSession(scope, session.id);
+    // A session not found is the runtime's to answer (`not_found`, under its lease).
+    if (read === null) return spec.default;
+    const name = modelFor(read);
+    checkModelName(spec, name, `session ${session.id}: its model (context.model)`);
+    return name;
+  };
   return {
     agentNames: () => setup.agents.names(),
+    modelNames: () => Object.keys(spec.available),
+    modelFor,
     async runTurn(scope, session, input) {
-      return response(await scheduled((options) => runTurn({ ...options, input }), scope, session));
+      const model = await modelOfTurn(scope, session);
+      return response(
+        await scheduled((options) => runTurn({ ...options, input, model }), scope, session),
+        model,
+      );
     },
     async resume(scope, session) {
-      const output = await scheduled(resumeRun, scope, session);
+      const model = await modelOfTurn(scope, session);
+      const output = await scheduled((options) => resumeRun({ ...options, model }), scope, session);
       if (output === null) {
         throw new AgentStateError(
           'conflict',
@@ -53,7 +94,7 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
           },
         );
       }
-      return response(output);
+      return response(output, model);
     },
     async openTasks(session) {
       const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
@@ -90,7 +131,7 @@ export function createRuntimeTurnRunner(store: StateStore, setup: RuntimeSetup):
               tasks: (await loadSnapshot(store, owner, session.id, agent, session)).tasks,
               taskTypes: taskTypesFrom(agent.taskTypes),
             });
-      return { ...built, messages: built.messages.map((m) => ({ ...m })) };
+      return { ...built, messages: built.messages.map((m) => ({ ...m })), model: modelFor(session) };
     },
     async checkpoints(scope, session, limit, before): Promise<Page<Checkpoint>> {
       const all: Checkpoint[] = [];

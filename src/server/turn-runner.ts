@@ -19,6 +19,8 @@ export const TurnResponseSchema = z.looseObject({
   tasks: z.array(TaskSchema),
   actions: z.array(ActionSchema),
   checkpoint_id: z.string().nullable(),
+  /** The model the turn ran with. */
+  model: z.string().optional(),
 });
 export type TurnResponse = z.infer<typeof TurnResponseSchema>;
 
@@ -26,6 +28,8 @@ export const ContextResponseSchema = z.looseObject({
   system: z.string(),
   messages: z.array(z.looseObject({ role: z.string(), content: z.string() })),
   token_count: z.number().int(),
+  /** The model the session's next turn runs with. */
+  model: z.string().optional(),
 });
 export type ContextResponse = z.infer<typeof ContextResponseSchema>;
 
@@ -37,6 +41,10 @@ export interface SessionRef {
 export interface TurnRunner {
   /** The agents a new session may name; a session naming another one is refused with 400. */
   agentNames?(): string[];
+  /** The models a new session may name (`model`); another one is refused with 400 naming these. */
+  modelNames?(): string[];
+  /** The model the session's turns run with: the one it named, else its agent's, else the default. */
+  modelFor?(session: Session): string;
   /**
    * Runs one turn of the session's agent; the answer of `POST /v1/sessions/{id}/turns`. The session is
    * named by id: the runtime reads it under the turn's lease, and a session that is not in `scope` is

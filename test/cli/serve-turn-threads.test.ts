@@ -182,7 +182,9 @@ describe('agentstate serve --turn-threads 2 (SQLite)', { timeout: 180_000 }, () 
       metrics.text,
     );
     expect(Number(written?.[1] ?? 0)).toBeGreaterThan(10);
-    expect(metrics.text).toMatch(/^agentstate_turns_total\{agent="flight_booking",outcome="ok"\} \d+$/m);
+    expect(metrics.text).toMatch(
+      /^agentstate_turns_total\{agent="flight_booking",model="rules",outcome="ok"\} \d+$/m,
+    );
   });
 
   it('on SIGTERM finishes the turn in flight, then exits 0', async () => {

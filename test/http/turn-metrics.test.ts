@@ -57,16 +57,19 @@ async function post<T>(path: string, body: unknown): Promise<T> {
 }
 
 describe('turn metrics', () => {
-  it('counts and times each turn by agent and outcome', async () => {
+  it('counts and times each turn by agent, model and outcome', async () => {
     const session = await post<Session>('/v1/sessions', { agent: 'flight_booking' });
     await post(`/v1/sessions/${session.id}/turns`, { input: 'I want to book a flight from Paris to Lisbon' });
     await post(`/v1/sessions/${session.id}/turns`, { input: 'on 2027-03-05' });
     const text = await (await fetch(`${url}/metrics`)).text();
-    expect(text).toContain('agentstate_turns_total{agent="flight_booking",outcome="ok"} 2');
-    expect(text).toContain('agentstate_turn_duration_seconds_count{agent="flight_booking",outcome="ok"} 2');
-    const sum = /agentstate_turn_duration_seconds_sum\{agent="flight_booking",outcome="ok"\} (\S+)/.exec(
-      text,
+    expect(text).toContain('agentstate_turns_total{agent="flight_booking",model="rules",outcome="ok"} 2');
+    expect(text).toContain(
+      'agentstate_turn_duration_seconds_count{agent="flight_booking",model="rules",outcome="ok"} 2',
     );
+    const sum =
+      /agentstate_turn_duration_seconds_sum\{agent="flight_booking",model="rules",outcome="ok"\} (\S+)/.exec(
+        text,
+      );
     expect(Number(sum?.[1])).toBeGreaterThan(0);
   });
 });
@@ -94,8 +97,10 @@ describe('turn metrics of a turn asked for by session id alone (a user token)', 
     };
     await meteredTurns(answering, metrics, store).runTurn(scope, { id: session.id }, 'hi');
     const text = await metrics.registry.metrics();
-    expect(text).toContain('agentstate_turns_total{agent="flight_booking",outcome="conflict"} 1');
-    expect(text).toContain('agentstate_turns_total{agent="unknown",outcome="conflict"} 1');
-    expect(text).toContain('agentstate_turns_total{agent="deploy_pipeline",outcome="ok"} 1');
+    expect(text).toContain(
+      'agentstate_turns_total{agent="flight_booking",model="unknown",outcome="conflict"} 1',
+    );
+    expect(text).toContain('agentstate_turns_total{agent="unknown",model="unknown",outcome="conflict"} 1');
+    expect(text).toContain('agentstate_turns_total{agent="deploy_pipeline",model="unknown",outcome="ok"} 1');
   });
 });

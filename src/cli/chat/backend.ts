@@ -12,13 +12,15 @@ export interface OpenedSession {
   readonly tasks: readonly Task[];
   /** The newest messages, oldest first, to show when coming back to a session. */
   readonly recent: readonly Message[];
+  /** The model the session's turns run with, when known. */
+  readonly model?: string;
 }
 
 export interface ChatBackend {
   /** Where the chat runs, for the banner: `server http://...` or `store sqlite:...`. */
   readonly where: string;
-  /** Comes back to `sessionId`, or starts a new session of `agent`. */
-  open(sessionId: string | undefined, agent: string): Promise<OpenedSession>;
+  /** Comes back to `sessionId`, or starts a new session of `agent` (with `model`, or the server's choice). */
+  open(sessionId: string | undefined, agent: string, model?: string): Promise<OpenedSession>;
   turn(sessionId: string, input: string): Promise<TurnView>;
   openTasks(sessionId: string): Promise<Task[]>;
   close(): Promise<void>;

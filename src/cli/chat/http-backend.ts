@@ -40,23 +40,37 @@ export function createHttpBackend(
     (await request<{ open_tasks: Task[] }>('GET', `/v1/sessions/${id}`)).open_tasks;
   return {
     where: `server ${root}`,
-    async open(sessionId, agent): Promise<OpenedSession> {
+    async open(sessionId, agent, model): Promise<OpenedSession> {
       if (sessionId === undefined) {
-        const session = await request<Session>('POST', '/v1/sessions', {
+        const session = await request<Session & { model?: string }>('POST', '/v1/sessions', {
           agent,
+          ...(model === undefined ? {} : { model }),
           ...(user ? { user_id: user } : {}),
         });
         // A new session shows the open tasks it carries over from the user's ended sessions.
-        return { session, tasks: await openTasks(session.id), recent: [] };
+        return {
+          session,
+          tasks: await openTasks(session.id),
+          recent: [],
+          ...(session.model === undefined ? {} : { model: session.model }),
+        };
       }
-      const session = await request<Session & { open_tasks: Task[] }>('GET', `/v1/sessions/${sessionId}`);
+      const session = await request<Session & { open_tasks: Task[]; model?: string }>(
+        'GET',
+        `/v1/sessions/${sessionId}`,
+      );
       assertOpen(session);
       const last = Math.max(0, (await lastSeq(sessionId)) - 6);
       const recent = await request<{ items: Message[] }>(
         'GET',
         `/v1/sessions/${sessionId}/messages?after_seq=${last}`,
       );
-      return { session, tasks: session.open_tasks, recent: recent.items };
+      return {
+        session,
+        tasks: session.open_tasks,
+        recent: recent.items,
+        ...(session.model === undefined ? {} : { model: session.model }),
+      };
     },
     async turn(sessionId, input): Promise<TurnView> {
       return request<TurnView>('POST', `/v1/sessions/${sessionId}/turns`, { input });

@@ -1,5 +1,6 @@
 /** The chat on a store directly (`--store URL`): the runtime runs in this process. */
 import { OPEN_TASK_STATES, type Session, type Task } from '../../core/model.js';
+import { buildModelRegistry, type ModelsSpec, modelForSession, RULES_ONLY } from '../../server/models.js';
 import { createRuntimeTurnRunner } from '../../server/runtime-runner.js';
 import { openStore } from '../../store/open.js';
 import type { Scope } from '../../store/types.js';
@@ -12,16 +13,19 @@ export async function createStoreBackend(
   scope: Scope,
   dataDir: string,
   agentsModule?: string,
+  /** The models a session may run with (default: `rules` only). */
+  models: ModelsSpec = RULES_ONLY,
 ): Promise<ChatBackend> {
   const store = await openStore(url);
   let runtime: Awaited<ReturnType<typeof linkRuntime>>;
   try {
-    runtime = await linkRuntime(dataDir, agentsModule);
+    runtime = await linkRuntime(dataDir, agentsModule, buildModelRegistry(models));
   } catch (error) {
     await store.close();
     throw error;
   }
-  const runner = createRuntimeTurnRunner(store, runtime.setup);
+  const runner = createRuntimeTurnRunner(store, runtime.setup, models);
+  const modelOf = (session: Session) => ({ model: modelForSession(models, session) });
   // The session's open tasks and those it carries over from the user's ended sessions, as the server shows them.
   const tasksOf = async (session: Session): Promise<Task[]> =>
     runner.openTasks
@@ -37,13 +41,22 @@ export async function createStoreBackend(
   };
   return {
     where: `store ${url}`,
-    async open(sessionId, agent) {
+    async open(sessionId, agent, model) {
       if (!runtime.agentNames.includes(agent)) {
         throw new CliError(`no agent named ${agent}; choose one of ${runtime.agentNames.join(', ')}`);
       }
       if (sessionId === undefined) {
-        const created = await store.createSession(scope, { agent });
-        return { session: created, tasks: await tasksOf(created), recent: [] };
+        if (model !== undefined && models.available[model] === undefined) {
+          throw new CliError(
+            `--model: no model named ${model}; choose one of ${Object.keys(models.available).join(', ')}`,
+          );
+        }
+        // The session keeps its model where the server keeps it: in its context.
+        const created = await store.createSession(scope, {
+          agent,
+          ...(model === undefined ? {} : { context: { model } }),
+        });
+        return { session: created, tasks: await tasksOf(created), recent: [], ...modelOf(created) };
       }
       const session = await sessionOf(sessionId);
       assertOpen(session);
@@ -51,6 +64,7 @@ export async function createStoreBackend(
         session,
         tasks: await tasksOf(session),
         recent: await store.lastMessages(scope, sessionId, 6),
+        ...modelOf(session),
       };
     },
     async turn(sessionId, input) {

@@ -26,6 +26,8 @@ interface ChatOptions {
   readonly user?: string;
   readonly dataDir: string;
   readonly agents?: string;
+  readonly model?: string;
+  readonly openaiModel?: string;
 }
 
 const HELP = 'type a message; /tasks shows the open tasks, /quit leaves (the session stays)';
@@ -37,11 +39,11 @@ type Given = (name: keyof ChatOptions) => boolean;
 function checkCombination(options: ChatOptions, given: Given): void {
   if (options.server !== undefined) {
     if (options.store !== undefined) throw new CliError('use either --server or --store, not both');
-    const local = (['tenant', 'dataDir', 'agents'] as const).filter(given);
+    const local = (['tenant', 'dataDir', 'agents', 'openaiModel'] as const).filter(given);
     if (local.length > 0) {
       const names = local.map((name) => `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
       throw new CliError(
-        `${names.join(' and ')} only appl${names.length === 1 ? 'ies' : 'y'} with --store, not with --server (the server has its own tenants, data and agents)`,
+        `${names.join(' and ')} only appl${names.length === 1 ? 'ies' : 'y'} with --store, not with --server (the server has its own tenants, data, agents and models)`,
       );
     }
   } else if (options.token !== undefined) {
@@ -52,6 +54,11 @@ function checkCombination(options: ChatOptions, given: Given): void {
     if (given('agent')) {
       throw new CliError(
         '--agent names the agent of a new session; --session comes back to a session with its own agent',
+      );
+    }
+    if (given('model')) {
+      throw new CliError(
+        '--model names the model of a new session; --session comes back to a session with its own model',
       );
     }
   }
@@ -76,6 +83,7 @@ export function comeBackCommand(sessionId: string, options: ChatOptions, given: 
   add('--user', options.user);
   if (given('dataDir')) add('--data-dir', options.dataDir);
   add('--agents', options.agents);
+  add('--openai-model', options.openaiModel);
   return words.map(shellWord).join(' ');
 }
 
@@ -87,7 +95,13 @@ async function backendFor(options: ChatOptions): Promise<ChatBackend> {
   prepareDataDir(options.dataDir);
   const { createStoreBackend } = await import('../chat/store-backend.js');
   const scope = { tenant_id: options.tenant ?? DEFAULT_CLI_TENANT, user_id: options.user ?? 'default' };
-  return createStoreBackend(storeUrlOf(options), scope, options.dataDir, options.agents);
+  const { resolveModels } = await import('../../server/models.js');
+  const models = resolveModels({
+    env: process.env,
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.openaiModel === undefined ? {} : { openaiModel: options.openaiModel }),
+  });
+  return createStoreBackend(storeUrlOf(options), scope, options.dataDir, options.agents, models);
 }
 
 function columns(): number {
@@ -95,9 +109,12 @@ function columns(): number {
 }
 
 async function converse(backend: ChatBackend, options: ChatOptions): Promise<string> {
-  const opened = await backend.open(options.session, options.agent);
+  const opened = await backend.open(options.session, options.agent, options.model);
   const { session } = opened;
-  print(`agentstate chat · ${session.agent ?? options.agent} · session ${session.id} · ${backend.where}`);
+  const model = opened.model === undefined ? '' : ` · model ${opened.model}`;
+  print(
+    `agentstate chat · ${session.agent ?? options.agent}${model} · session ${session.id} · ${backend.where}`,
+  );
   print(HELP);
   if (options.session !== undefined) {
     print(`back in session ${session.id}; the last messages:`);
@@ -146,6 +163,14 @@ export function registerChatCommands(program: Command): void {
     .option('--user <id>', 'user of the session (default "default")')
     .option('--data-dir <dir>', 'where the demo tools keep their work (with --store)', '.agentstate')
     .option('--agents <module>', 'a module exporting more agents (with --store)')
+    .option(
+      '--model <name>',
+      'the model of a new session: rules, openai (with --store: OPENAI_BASE_URL, OPENAI_API_KEY) or one the server configured',
+    )
+    .option(
+      '--openai-model <name>',
+      "with --store, the openai model's name at its endpoint (env AGENTSTATE_OPENAI_MODEL)",
+    )
     .action(async (options: ChatOptions, command: Command) => {
       const given: Given = (name) => {
         const source = command.getOptionValueSource(name);

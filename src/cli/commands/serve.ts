@@ -6,7 +6,14 @@
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
-import { assertStartable, DEFAULT_HOST, DEFAULT_PORT, loadConfig } from '../../server/config.js';
+import {
+  assertStartable,
+  DEFAULT_HOST,
+  DEFAULT_PORT,
+  loadConfig,
+  modelsOfConfigFile,
+} from '../../server/config.js';
+import { buildModelRegistry, describeModel, type ModelsSpec, resolveModels } from '../../server/models.js';
 import type { TurnThreads } from '../../server/turn-threads/pool.js';
 import { MAX_TURN_THREADS } from '../../server/turn-threads/pool.js';
 import { openStore } from '../../store/open.js';
@@ -37,6 +44,8 @@ interface ServeOptions {
   readonly sweepIntervalMs?: string;
   readonly workers: string;
   readonly turnThreads: string;
+  readonly model?: string;
+  readonly openaiModel?: string;
 }
 
 /** Turn threads `auto` starts at most (past a few, the store's write lock or the database is the limit). */
@@ -120,6 +129,34 @@ export function parseTurnThreads(
   return n;
 }
 
+/** The banner's lines about models: the default, the others a session may name, the agents' own. */
+export function modelLines(models: ModelsSpec): string[] {
+  const others = Object.keys(models.available).filter((name) => name !== models.default);
+  const agents = Object.entries(models.agents);
+  return [
+    `  model: ${describeModel(models, models.default)}, the default`,
+    ...(others.length === 0
+      ? []
+      : [
+          `  also:  ${others.map((name) => describeModel(models, name)).join(', ')} ("model" of a new session)`,
+        ]),
+    ...(agents.length === 0
+      ? []
+      : [`  by agent: ${agents.map(([agent, name]) => `${agent}: ${name}`).join(', ')}`]),
+  ];
+}
+
+/** A model the configuration gives an agent the server does not run is a mistake worth stopping for. */
+function checkAgentModels(models: ModelsSpec, agentNames: readonly string[]): void {
+  for (const agent of Object.keys(models.agents)) {
+    if (!agentNames.includes(agent)) {
+      throw new CliError(
+        `models.agents.${agent}: no agent named ${JSON.stringify(agent)}; agents: ${agentNames.join(', ')}`,
+      );
+    }
+  }
+}
+
 export function registerServeCommands(program: Command): void {
   program
     .command('serve')
@@ -152,7 +189,15 @@ export function registerServeCommands(program: Command): void {
     )
     .option(
       '--config <file>',
-      'a JSON configuration file (apiKeys, jwtSecret, limits); the environment overrides it',
+      'a JSON configuration file (apiKeys, jwtSecret, limits, models); the environment overrides it',
+    )
+    .option(
+      '--model <name>',
+      'the default model of turns: rules (offline), openai (OPENAI_BASE_URL, OPENAI_API_KEY) or one the config file names (env AGENTSTATE_MODEL)',
+    )
+    .option(
+      '--openai-model <name>',
+      "the openai model's name at its endpoint, e.g. gpt-4o-mini or llama3.1 (env AGENTSTATE_OPENAI_MODEL)",
     )
     .action(async (options: ServeOptions) => {
       // Every option and variable is checked before anything starts (store, airline, threads).
@@ -163,6 +208,12 @@ export function registerServeCommands(program: Command): void {
       const turnThreads = parseTurnThreads(options.turnThreads, url, workers, options.agents);
       const config = loadConfig(process.env, options.config, { host: options.host, port });
       assertStartable(config);
+      const models = resolveModels({
+        env: process.env,
+        file: modelsOfConfigFile(options.config),
+        ...(options.model === undefined ? {} : { model: options.model }),
+        ...(options.openaiModel === undefined ? {} : { openaiModel: options.openaiModel }),
+      });
       const worker = workerIndex();
       prepareDataDir(options.dataDir);
       if (workers > 1 && worker === null) {
@@ -192,15 +243,22 @@ export function registerServeCommands(program: Command): void {
       let runtime: Awaited<ReturnType<typeof linkRuntime>> | null = null;
       let threads: TurnThreads | null = null;
       try {
-        runtime = await linkRuntime(options.dataDir, options.agents);
+        const { meteredModel } = await import('../../observability/model-metrics.js');
+        runtime = await linkRuntime(
+          options.dataDir,
+          options.agents,
+          buildModelRegistry(models, (model) => meteredModel(model, metrics)),
+        );
+        checkAgentModels(models, runtime.agentNames);
         const linked = runtime;
-        const local = createRuntimeTurnRunner(store, runtime.setup);
+        const local = createRuntimeTurnRunner(store, runtime.setup, models);
         if (turnThreads > 0) {
           const { startTurnThreads } = await import('../../server/turn-threads/pool.js');
           threads = await startTurnThreads({
             threads: turnThreads,
             storeUrl: url,
             modules: runtime.modules,
+            models,
             local,
             onThreadExit: (index, reason) =>
               process.stderr.write(
@@ -263,6 +321,7 @@ export function registerServeCommands(program: Command): void {
           `  auth:  ${auth}`,
           `  docs:  ${address}/docs`,
           `  agents: ${runtime.agentNames.join(', ')}`,
+          ...modelLines(models),
           `  turns: ${pool ? `on ${pool.size} thread(s) of their own` : 'on the main thread'}`,
           `  chat:  agentstate chat --server ${address} --agent flight_booking`,
           '',

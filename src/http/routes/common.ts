@@ -62,7 +62,12 @@ export const OpenTaskSummarySchema = z.object({
   version: z.number().int(),
 });
 
-export const SessionWithTasksSchema = SessionSchema.extend({ open_tasks: z.array(OpenTaskSummarySchema) });
+/** A session as the sessions routes answer it: with the model its turns run with, when the server has agents. */
+export const SessionWithModelSchema = SessionSchema.extend({ model: z.string().optional() });
+
+export const SessionWithTasksSchema = SessionWithModelSchema.extend({
+  open_tasks: z.array(OpenTaskSummarySchema),
+});
 
 export function etag(version: number): string {
   return `"${version}"`;

@@ -1,7 +1,7 @@
 /**
  * `GET /v1/sessions/{id}/context?max_tokens`: what one model call of the session would see, from the
  * context builder (open tasks' state, the user's memory, a summary of older turns, the newest messages that
- * fit), or from the runtime's own builder when it has one.
+ * fit), or from the runtime's own builder when it has one, with the model the session's turns run with.
  */
 import { buildContext } from '../../context/index.js';
 import { ContextResponseSchema } from '../../server/turn-runner.js';
@@ -29,7 +29,12 @@ export function contextRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
       const maxTokens = request.query.max_tokens ?? DEFAULT_MAX_TOKENS;
       if (turns?.context) return turns.context(scope, session, maxTokens);
       const built = await buildContext({ store, scope, sessionId: session.id, maxTokens });
-      return { ...built, messages: built.messages.map((m) => ({ ...m })) };
+      const model = turns?.modelFor?.(session);
+      return {
+        ...built,
+        messages: built.messages.map((m) => ({ ...m })),
+        ...(model === undefined ? {} : { model }),
+      };
     },
   );
 }

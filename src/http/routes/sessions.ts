@@ -1,6 +1,6 @@
 /** Sessions: create, list, read (with a summary of open tasks), update with If-Match, end. */
 import { invalidRequest } from '../../core/errors.js';
-import { OPEN_TASK_STATES, SessionSchema } from '../../core/model.js';
+import { OPEN_TASK_STATES, type Session, SessionSchema } from '../../core/model.js';
 import { sessionStatusPatch } from '../../lifecycle/session-policy.js';
 import { readScopeOf, writeScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
@@ -11,8 +11,12 @@ import {
   NO_CONTENT,
   requireOpenSession,
   requireSession,
+  SessionWithModelSchema,
   SessionWithTasksSchema,
 } from './common.js';
+
+/** A model a session names, kept in its context (where the runtime reads its time zone too). */
+const MODEL_KEY = 'model';
 
 export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): void {
   const known = turns?.agentNames?.();
@@ -23,20 +27,49 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
       field: 'agent',
     });
   };
+  const models = turns?.modelNames?.();
+  /** A model a session names is one the server runs: a 400 naming the choices otherwise. */
+  const checkModel = (name: unknown, field: string) => {
+    if (models === undefined) {
+      throw invalidRequest(`${field}: this server runs no agents, so no model`, { field });
+    }
+    if (typeof name === 'string' && models.includes(name)) return;
+    throw invalidRequest(
+      `${field}: no model named ${JSON.stringify(name)}; choose one of ${models.join(', ')}`,
+      { field, choices: models },
+    );
+  };
+  /** The session as answered: with the model its turns run with. */
+  const withModel = <T extends Session>(session: T): T & { model?: string } =>
+    turns?.modelFor ? { ...session, model: turns.modelFor(session) } : session;
+
   app.post(
     '/v1/sessions',
     {
       schema: {
         tags: ['sessions'],
         body: schemas.createSession,
-        response: { 201: SessionSchema, ...ERRORS },
+        response: { 201: SessionWithModelSchema, ...ERRORS },
       },
     },
     async (request, reply) => {
-      const { user_id, ...input } = request.body;
+      const { user_id, model, ...input } = request.body;
       checkAgent(input.agent);
-      const session = await store.createSession(writeScopeOf(request.principal, user_id), input);
-      return reply.status(201).header('etag', etag(session.version)).send(session);
+      const named = input.context?.[MODEL_KEY];
+      if (model !== undefined) {
+        checkModel(model, 'model');
+        if (named !== undefined && named !== model) {
+          throw invalidRequest('model: differs from context.model; name the model once', { field: 'model' });
+        }
+      } else if (named !== undefined) {
+        checkModel(named, 'context.model');
+      }
+      const context = model === undefined ? input.context : { ...(input.context ?? {}), [MODEL_KEY]: model };
+      const session = await store.createSession(writeScopeOf(request.principal, user_id), {
+        ...input,
+        ...(context === undefined ? {} : { context }),
+      });
+      return reply.status(201).header('etag', etag(session.version)).send(withModel(session));
     },
   );
 
@@ -79,7 +112,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
         slots,
         version,
       }));
-      return reply.header('etag', etag(session.version)).send({ ...session, open_tasks });
+      return reply.header('etag', etag(session.version)).send({ ...withModel(session), open_tasks });
     },
   );
 
@@ -91,7 +124,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
         params: SessionParams,
         headers: IfMatchHeaders,
         body: schemas.patchSession,
-        response: { 200: SessionSchema, ...ERRORS },
+        response: { 200: SessionWithModelSchema, ...ERRORS },
       },
     },
     async (request, reply) => {
@@ -99,14 +132,24 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
       const current = await requireOpenSession(store, scope, request.params.id, 'changes');
       const version = versionOfIfMatch(request.headers['if-match']);
       checkAgent(request.body.agent);
+      // The session keeps the model it named: a new context without one carries it over.
+      const given = request.body.context;
+      const kept = current.context[MODEL_KEY];
+      if (given?.[MODEL_KEY] !== undefined && given[MODEL_KEY] !== kept) {
+        checkModel(given[MODEL_KEY], 'context.model');
+      }
+      const body =
+        given !== undefined && given[MODEL_KEY] === undefined && kept !== undefined
+          ? { ...request.body, context: { ...given, [MODEL_KEY]: kept } }
+          : request.body;
       // A status change without an explicit TTL takes the TTL of that status (waiting_for_user waits longer).
-      const { status, ttl_seconds } = request.body;
+      const { status, ttl_seconds } = body;
       const patch =
         status !== undefined && ttl_seconds === undefined
-          ? { ...request.body, ...sessionStatusPatch(current, status) }
-          : request.body;
+          ? { ...body, ...sessionStatusPatch(current, status) }
+          : body;
       const session = await store.updateSession(scope, request.params.id, version, patch);
-      return reply.header('etag', etag(session.version)).send(session);
+      return reply.header('etag', etag(session.version)).send(withModel(session));
     },
   );
 

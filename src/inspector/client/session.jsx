@@ -1,5 +1,5 @@
 /**
- * One session: header (status, user, agent, expiry countdown), the chat with the task state beside it,
+ * One session: header (status, user, agent, model, expiry countdown), the chat with the task state beside it,
  * the timeline, and the context the model would see now.
  */
 import { useState } from 'preact/hooks';
@@ -79,7 +79,9 @@ function Context({ id }) {
       <ErrorNote error={error} />
       {data ? (
         <div data-testid="context">
-          <p class="muted">{data.token_count} tokens</p>
+          <p class="muted">
+            {data.token_count} tokens{data.model ? ` · model ${data.model}` : ''}
+          </p>
           <details>
             <summary>System prompt</summary>
             <pre class="pre">{data.system}</pre>
@@ -117,6 +119,11 @@ export function SessionView({ id }) {
         <span>
           agent <strong>{session.agent ?? '—'}</strong>
         </span>
+        {session.model ? (
+          <span data-testid="session-model">
+            model <strong>{session.model}</strong>
+          </span>
+        ) : null}
         <span title={session.last_activity_at}>last activity {ago(session.last_activity_at, now)}</span>
         <span title={session.expires_at}>
           expires in <strong class="mono">{countdown(session.expires_at, now)}</strong> (TTL{' '}

@@ -2,6 +2,9 @@
  * A minimal client of the OpenAI Chat Completions protocol (any compatible endpoint): one POST to
  * `{baseURL}/chat/completions`, a time-out per attempt, limited retries with exponential backoff on
  * network errors, 408, 409, 429 and 5xx (honouring Retry-After), and errors that say what went wrong.
+ * Answers may be streamed (server-sent events, `stream: true`); the stream is read to its end and put
+ * together into one message. Errors name the endpoint, never the API key: the URL is shown without its
+ * user information, and the key is cut out of any text the endpoint answered.
  */
 import { AgentStateError } from '../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
@@ -17,6 +20,8 @@ export interface OpenAIConfig {
   readonly maxRetries?: number;
   /** Delay before the first retry, doubled each time. Default 500. */
   readonly backoffMs?: number;
+  /** Ask for a streamed answer (server-sent events). Default false. */
+  readonly stream?: boolean;
 }
 
 export interface ChatMessage {
@@ -48,6 +53,23 @@ function modelError(
   });
 }
 
+/** The endpoint as errors show it: without user information (a key may hide there). */
+export function endpointOf(baseURL: string): string {
+  try {
+    const url = new URL(baseURL);
+    url.username = '';
+    url.password = '';
+    return url.href.replace(/\/+$/, '');
+  } catch {
+    return baseURL.replace(/\/\/[^/@]*@/, '//').replace(/\/+$/, '');
+  }
+}
+
+/** The text with every occurrence of the key replaced. */
+function withoutKey(text: string, apiKey: string | undefined): string {
+  return apiKey === undefined || apiKey.length < 4 ? text : text.split(apiKey).join('[redacted]');
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function retryAfterMs(header: string | null): number | null {
@@ -56,6 +78,19 @@ function retryAfterMs(header: string | null): number | null {
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
   const at = Date.parse(header);
   return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
+}
+
+/** A network error's message with its cause (fetch says only "fetch failed"; the cause says why). */
+function networkText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as Error & { cause?: unknown }).cause;
+  const why =
+    cause instanceof Error
+      ? ((cause as Error & { code?: string }).code ?? cause.message)
+      : cause === undefined
+        ? ''
+        : String(cause);
+  return why === '' || error.message.includes(why) ? error.message : `${error.message} (${why})`;
 }
 
 function errorText(body: string): string {
@@ -69,13 +104,64 @@ function errorText(body: string): string {
   return body.slice(0, 300);
 }
 
+interface StreamDelta {
+  content?: string | null;
+  tool_calls?: {
+    index?: number;
+    id?: string;
+    type?: string;
+    function?: { name?: string; arguments?: string };
+  }[];
+}
+
+/** The message a stream of chunks (`data: {...}` lines up to `data: [DONE]`) puts together. */
+export function messageFromStream(text: string): ChatChoiceMessage | undefined {
+  let content: string | null = null;
+  const calls: { id?: string; type?: string; name: string; arguments: string }[] = [];
+  let seen = false;
+  for (const line of text.split(/\r?\n/)) {
+    if (!line.startsWith('data:')) continue;
+    const data = line.slice(5).trim();
+    if (data === '[DONE]') break;
+    const chunk = JSON.parse(data) as { choices?: { delta?: StreamDelta }[] };
+    const delta = chunk.choices?.[0]?.delta;
+    if (delta === undefined) continue;
+    seen = true;
+    if (typeof delta.content === 'string') content = (content ?? '') + delta.content;
+    for (const part of delta.tool_calls ?? []) {
+      const index = part.index ?? calls.length;
+      const call = calls[index] ?? { name: '', arguments: '' };
+      calls[index] = call;
+      if (part.id !== undefined) call.id = part.id;
+      if (part.type !== undefined) call.type = part.type;
+      call.name += part.function?.name ?? '';
+      call.arguments += part.function?.arguments ?? '';
+    }
+  }
+  if (!seen) return undefined;
+  const toolCalls = calls
+    .filter((call) => call !== undefined)
+    .map(({ id, type, name, arguments: args }) => ({
+      ...(id === undefined ? {} : { id }),
+      ...(type === undefined ? {} : { type }),
+      function: { name, arguments: args },
+    }));
+  return { content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
+}
+
 /** Sends one chat completion request and returns the first choice's message. */
 export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Promise<ChatChoiceMessage> {
-  const url = `${config.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const target = `${config.baseURL.replace(/\/+$/, '')}/chat/completions`;
+  const url = `${endpointOf(config.baseURL)}/chat/completions`;
+  const hide = (text: string) => withoutKey(text, config.apiKey);
   const timeoutMs = config.timeoutMs ?? 30_000;
   const maxRetries = config.maxRetries ?? 2;
   const backoffMs = config.backoffMs ?? 500;
-  const payload = JSON.stringify({ model: config.model, ...body });
+  const payload = JSON.stringify({
+    model: config.model,
+    ...body,
+    ...(config.stream === true ? { stream: true } : {}),
+  });
   let lastError: AgentStateError | null = null;
   let retryDelay: number | null = null;
   for (let attempt = 0; attempt <= maxRetries; attempt++) {
@@ -83,7 +169,7 @@ export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Pr
     retryDelay = null;
     let response: Response;
     try {
-      response = await fetch(url, {
+      response = await fetch(target, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
@@ -98,15 +184,25 @@ export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Pr
       lastError = modelError(
         timedOut
           ? `${url}: no answer within ${timeoutMs} ms (attempt ${attempt + 1} of ${maxRetries + 1})`
-          : `${url}: ${error instanceof Error ? error.message : String(error)} (attempt ${attempt + 1} of ${maxRetries + 1})`,
+          : `${url}: ${hide(networkText(error))} (attempt ${attempt + 1} of ${maxRetries + 1})`,
         { url, attempt: attempt + 1 },
         error,
       );
       continue;
     }
-    const text = await response.text();
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      lastError = modelError(
+        `${url}: the answer broke off: ${hide(networkText(error))} (attempt ${attempt + 1} of ${maxRetries + 1})`,
+        { url, attempt: attempt + 1 },
+        error,
+      );
+      continue;
+    }
     if (!response.ok) {
-      lastError = modelError(`${url} answered ${response.status}: ${errorText(text)}`, {
+      lastError = modelError(`${url} answered ${response.status}: ${hide(errorText(text))}`, {
         url,
         status: response.status,
         attempt: attempt + 1,
@@ -115,13 +211,20 @@ export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Pr
       retryDelay = retryAfterMs(response.headers.get('retry-after'));
       continue;
     }
-    let parsed: { choices?: { message?: ChatChoiceMessage }[] };
+    const streamed =
+      config.stream === true || (response.headers.get('content-type') ?? '').includes('text/event-stream');
+    let message: ChatChoiceMessage | undefined;
     try {
-      parsed = JSON.parse(text) as typeof parsed;
+      message = streamed
+        ? messageFromStream(text)
+        : (JSON.parse(text) as { choices?: { message?: ChatChoiceMessage }[] }).choices?.[0]?.message;
     } catch (error) {
-      throw modelError(`${url} answered with a body that is not JSON: ${text.slice(0, 200)}`, { url }, error);
+      throw modelError(
+        `${url} answered with a body that is not ${streamed ? 'a stream of JSON chunks' : 'JSON'}: ${hide(text.slice(0, 200))}`,
+        { url },
+        error,
+      );
     }
-    const message = parsed.choices?.[0]?.message;
     if (message === undefined) throw modelError(`${url} answered without choices[0].message`, { url });
     return message;
   }

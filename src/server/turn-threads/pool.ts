@@ -20,6 +20,7 @@ import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
 import { applyServerHeapPolicyToNewThreads } from '../heap-policy.js';
+import { type ModelsSpec, RULES_ONLY } from '../models.js';
 import type { SessionRef, TurnResponse, TurnRunner } from '../turn-runner.js';
 import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
 
@@ -31,6 +32,8 @@ export interface TurnThreadsOptions {
    * that every thread's tools call the same downstream services.
    */
   readonly modules: readonly AgentsModuleRef[];
+  /** The models every thread's turns run with (models.ts): the main thread's. Default: `rules` only. */
+  readonly models?: ModelsSpec;
   /** The main thread's own runner: agent names, checkpoints and context are read there. */
   readonly local: TurnRunner;
   /** Told when a thread stops unexpectedly (it is started again). */
@@ -146,6 +149,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   const data: TurnThreadData = {
     storeUrl: options.storeUrl,
     modules: options.modules,
+    models: options.models ?? RULES_ONLY,
     writeLocks: writeLockBuffers(),
   };
   const threads: (TurnThread | null)[] = [];
@@ -270,6 +274,8 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   return {
     size: options.threads,
     ...(local.agentNames ? { agentNames: () => local.agentNames?.() ?? [] } : {}),
+    ...(local.modelNames ? { modelNames: local.modelNames.bind(local) } : {}),
+    ...(local.modelFor ? { modelFor: local.modelFor.bind(local) } : {}),
     runTurn: (scope, session, input) => dispatch(scope, session, input),
     resume: (scope, session) => dispatch(scope, session, null),
     checkpoints: (scope, session, limit, before) => local.checkpoints(scope, session, limit, before),

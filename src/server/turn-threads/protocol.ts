@@ -6,6 +6,7 @@
 import { AgentStateError, type ErrorCode } from '../../core/errors.js';
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
+import type { ModelsSpec } from '../models.js';
 import type { SessionRef, TurnResponse } from '../turn-runner.js';
 
 /** What a turn thread is started with (its workerData). */
@@ -13,6 +14,8 @@ export interface TurnThreadData {
   readonly storeUrl: string;
   /** The agents modules the thread's runtime is built from (agents-modules.ts). */
   readonly modules: readonly AgentsModuleRef[];
+  /** The models turns run with (models.ts), as the main thread resolved them. */
+  readonly models: ModelsSpec;
   /** The SQLite write locks of the main thread (thread-write-lock.ts), shared with the thread. */
   readonly writeLocks: [string, SharedArrayBuffer][];
 }

@@ -6,9 +6,11 @@
 import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { instrumentStore } from '../../observability/instrumented-store.js';
 import { createMetrics } from '../../observability/metrics.js';
+import { meteredModel } from '../../observability/model-metrics.js';
 import { openStore } from '../../store/open.js';
 import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import { type LinkedAgents, linkAgentsModules } from '../agents-modules.js';
+import { buildModelRegistry } from '../models.js';
 import { createRuntimeTurnRunner } from '../runtime-runner.js';
 import type { TurnResponse } from '../turn-runner.js';
 import { type FromThread, sendableError, type ToThread, type TurnThreadData } from './protocol.js';
@@ -36,12 +38,15 @@ async function start(): Promise<void> {
   );
   let runtime: LinkedAgents;
   try {
-    runtime = await linkAgentsModules(data.modules);
+    runtime = await linkAgentsModules(
+      data.modules,
+      buildModelRegistry(data.models, (model) => meteredModel(model, metrics)),
+    );
   } catch (error) {
     await store.close();
     throw error;
   }
-  const runner = createRuntimeTurnRunner(store, runtime.setup);
+  const runner = createRuntimeTurnRunner(store, runtime.setup, data.models);
   const inFlight = new Set<Promise<void>>();
   const answer = (id: number, work: () => Promise<TurnResponse>) => {
     const running = work().then(
