@@ -1,6 +1,6 @@
 /**
- * The crash harness on the model-driven tool-loop agent (plain kernel code), at a small size on SQLite and
- * PostgreSQL: a scripted model behind a real Chat Completions server on loopback, a demo airline over HTTP
+ * The crash harness on the model-driven tool-loop agent (plain kernel code, and the AI SDK through
+ * agentstate/ai-sdk), at a small size on SQLite and PostgreSQL: a scripted model behind a real Chat Completions server on loopback, a demo airline over HTTP
  * and a payment downstream that does not deduplicate, real SIGKILLs at step boundaries and inside tool
  * calls, effects counted in the downstreams' effect logs. Then broken copies of the agent (built as the
  * runtime mutants are) run through `agentstate crashtest --agent tool_loop`: each must fail it.
@@ -25,24 +25,26 @@ afterAll(async () => {
 });
 
 const stores = [
-  ['SQLite', () => `sqlite:${join(dir, 'crash.db')}`],
-  ['PostgreSQL', () => schemaUrl(schema)],
+  ['plain', 'SQLite', () => `sqlite:${join(dir, 'crash.db')}`],
+  ['plain', 'PostgreSQL', () => schemaUrl(schema)],
+  ['ai-sdk', 'SQLite', () => `sqlite:${join(dir, 'crash-ai-sdk.db')}`],
+  ['ai-sdk', 'PostgreSQL', () => schemaUrl(schema)],
 ] as const;
 
-describe.each(stores)('the tool-loop crash test on %s', (name, url) => {
+describe.each(stores)('the tool-loop crash test (%s) on %s', (framework, name, url) => {
   it('4 kills with a double kill: 100% recovered, identical, 0 duplicate effects, 0 redundant calls', async () => {
-    const reportPath = join(dir, `reports/crash-tool-loop-${name}.json`);
+    const reportPath = join(dir, `reports/crash-tool-loop-${framework}-${name}.json`);
     const lines: string[] = [];
     const { report, scenarios, markdown } = await runCrashTest({
       storeUrl: url(),
       kills: 4,
       reportPath,
-      subject: await toolLoopSubject('plain'),
+      subject: await toolLoopSubject(framework),
       onProgress: (line) => lines.push(line),
     });
     expect(report.failures).toEqual([]);
     expect(report).toMatchObject({
-      agent: 'tool_loop (plain)',
+      agent: `tool_loop (${framework})`,
       kills: 4,
       kills_not_fired: 0,
       recovered_rate: 1,
@@ -63,10 +65,10 @@ describe.each(stores)('the tool-loop crash test on %s', (name, url) => {
       unmatched_keys: 0,
     });
     expect(report.effect_log.lines).toBeGreaterThanOrEqual(scenarios.length * 4);
-    expect(lines[0]).toContain('tool_loop (plain)');
+    expect(lines[0]).toContain(`tool_loop (${framework})`);
     expect(JSON.parse(readFileSync(reportPath, 'utf8'))).toMatchObject({ kills: 4, goal_met: true });
-    expect(existsSync(join(dir, `reports/crash-tool-loop-${name}.md`))).toBe(true);
-    expect(markdown).toContain('# Crash test: tool_loop (plain)');
+    expect(existsSync(join(dir, `reports/crash-tool-loop-${framework}-${name}.md`))).toBe(true);
+    expect(markdown).toContain(`# Crash test: tool_loop (${framework})`);
   }, 300_000);
 });
 

@@ -20,7 +20,7 @@ import type { ActionKey } from '../points.js';
 import { TRIP_REQUEST } from './model.js';
 import { createPayments } from './payments.js';
 
-export const FRAMEWORKS = ['plain'] as const;
+export const FRAMEWORKS = ['plain', 'ai-sdk'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 export const LOOP_RUN_NAME = 'tool_loop';
@@ -111,22 +111,29 @@ async function plainLoop(ctx: DurableContext, env: LoopEnv): Promise<JsonValue> 
   return { reply: out.reply, tool_calls: out.tool_calls.map((c) => ({ ...c })) };
 }
 
-const LOOPS: Record<Framework, (ctx: DurableContext, env: LoopEnv) => Promise<JsonValue>> = {
-  plain: plainLoop,
-};
+export type Loop = (ctx: DurableContext, env: LoopEnv) => Promise<JsonValue>;
+
+/**
+ * The loop of a framework, its modules loaded (before a resumed run's clock starts: loading the AI SDK is
+ * the process starting, not the run resuming). The AI SDK is a development dependency: loaded only here.
+ */
+export async function loadLoop(framework: Framework): Promise<Loop> {
+  if (framework === 'ai-sdk') return (await import('./ai-sdk-loop.js')).aiSdkLoop;
+  return plainLoop;
+}
 
 export interface LoopRun {
   readonly store: StateStore;
   readonly scope: Scope;
   readonly sessionId: string;
   readonly leaseOwner: string;
-  readonly framework: Framework;
+  readonly loop: Loop;
   readonly env: LoopEnv;
 }
 
 /** Starts or continues the session's run of the loop. */
 export function runLoop(run: LoopRun): Promise<DurableResult<JsonValue>> {
-  const loop = LOOPS[run.framework];
+  const { loop } = run;
   return durableRun(
     run.store,
     {

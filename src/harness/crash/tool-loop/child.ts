@@ -11,7 +11,7 @@ import { isAgentStateError } from '../../../core/errors.js';
 import { openStore } from '../../../store/open.js';
 import { watchStore } from '../kill-store.js';
 import { CrashPoints, emit } from '../points.js';
-import { FRAMEWORKS, type Framework, loopOutput, runLoop } from './agent.js';
+import { FRAMEWORKS, type Framework, loadLoop, loopOutput, runLoop } from './agent.js';
 
 const { values } = parseArgs({
   options: {
@@ -52,6 +52,7 @@ try {
   process.exit(1);
 }
 
+const loop = await loadLoop(framework as Framework);
 const points = CrashPoints.fromEnv();
 const scope = { tenant_id: values.tenant, user_id: values.user };
 // A resumed run reports its time to resume at its first new write, or when it returns with none left.
@@ -75,7 +76,7 @@ try {
     scope,
     sessionId: session,
     leaseOwner: values['lease-owner'],
-    framework: framework as Framework,
+    loop,
     env: { airlineUrl: airline, modelUrl: model, workspaceDir: workspace, hooks: points.toolHooks() },
   });
   report(false);
