@@ -31,7 +31,7 @@ export function sessionRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps)
   /** A model a session names is one the server runs: a 400 naming the choices otherwise. */
   const checkModel = (name: unknown, field: string) => {
     if (models === undefined) {
-      throw invalidRequest(`${field}: this server runs no agents, so no model`, { field });
+      throw invalidRequest(`${field}: this server offers no choice of model`, { field });
     }
     if (typeof name === 'string' && models.includes(name)) return;
     throw invalidRequest(
