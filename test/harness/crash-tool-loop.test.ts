@@ -76,6 +76,8 @@ describe.each(stores)('the tool-loop crash test (%s) on %s', (framework, name, u
 const BROKEN = [
   {
     name: 'action-without-lookup',
+    framework: 'plain',
+    file: 'src/agents/tool-loop.ts',
     breaks: 'tool calls are actions without their lookup: a call cut short by a kill is left UNKNOWN',
     find: '      ...(lookup === undefined ? {} : { lookup: (key: string) => lookup.call(tool, key) }),\n',
     replace: '',
@@ -83,28 +85,41 @@ const BROKEN = [
   },
   {
     name: 'lookup-finds-nothing',
+    framework: 'plain',
+    file: 'src/agents/tool-loop.ts',
     breaks: "a lookup that never finds the call's effect: the call is made again after a kill",
     find: '{ lookup: (key: string) => lookup.call(tool, key) }',
     replace: '{ lookup: async () => ({ found: false as const }) }',
     caught: (r: { redundant_calls: number; duplicate_side_effects: number }) =>
       r.redundant_calls + r.duplicate_side_effects > 0,
   },
+  {
+    name: 'ai-sdk-tools-without-lookup',
+    framework: 'ai-sdk',
+    file: 'src/adapters/ai-sdk/index.ts',
+    breaks: 'durableTools drops the lookup it was given: a call cut short by a kill is left UNKNOWN',
+    find: '            ...(lookup === undefined ? {} : { lookup }),\n',
+    replace: '',
+    caught: (r: { recovered: number; scenarios: number }) => r.recovered < r.scenarios,
+  },
 ] as const;
 
-const TOOL_LOOP = ['--agent', 'tool_loop', '--framework', 'plain'];
+const TOOL_LOOP = (framework: string) => ['--agent', 'tool_loop', '--framework', framework];
 const copies: BuiltCopy[] = [];
 afterAll(() => {
   for (const copy of copies) copy.remove();
 });
 
 describe('broken copies of the tool-loop agent', () => {
-  it('the unchanged copy, built the same way, meets the goal', async () => {
+  it('the unchanged copy, built the same way, meets the goal (plain and ai-sdk)', async () => {
     const copy = await buildCopy(null);
     copies.push(copy);
-    const crash = await crashTest(copy, 4, TOOL_LOOP);
-    expect(crash.report.failures).toEqual([]);
-    expect(crash.report).toMatchObject({ goal_met: true, kills: 4 });
-    expect(crash.exitCode).toBe(0);
+    for (const framework of ['plain', 'ai-sdk']) {
+      const crash = await crashTest(copy, 4, TOOL_LOOP(framework));
+      expect(crash.report.failures).toEqual([]);
+      expect(crash.report).toMatchObject({ goal_met: true, kills: 4 });
+      expect(crash.exitCode).toBe(0);
+    }
   }, 300_000);
 
   it.each(BROKEN)(
@@ -113,12 +128,12 @@ describe('broken copies of the tool-loop agent', () => {
       const copy = await buildCopy({
         name: broken.name,
         breaks: broken.breaks,
-        edits: [{ file: 'src/agents/tool-loop.ts', find: broken.find, replace: broken.replace }],
+        edits: [{ file: broken.file, find: broken.find, replace: broken.replace }],
         runtimeTests: [],
         caughtBy: { metric: '', caught: () => true },
       });
       copies.push(copy);
-      const crash = await crashTest(copy, 4, TOOL_LOOP);
+      const crash = await crashTest(copy, 4, TOOL_LOOP(broken.framework));
       expect(crash.exitCode, broken.breaks).toBe(1);
       expect(crash.report.goal_met).toBe(false);
       expect(broken.caught(crash.report), JSON.stringify(crash.report.failures)).toBe(true);
