@@ -31,8 +31,10 @@ function newestFirst<T>(rows: Iterable<Row<T>>, page: PageRequest, keep: (rec: T
   return sorted.slice(0, page.limit).map((row) => ({ rec: copy(row.rec), pos: row.seq }));
 }
 
+/** A stored checkpoint as the caller gets it: its own metadata and channels (its other fields are text). */
 function checkpointOut(stored: StoredCheckpoint): Checkpoint {
-  return { ...copy(stored.rec), channels: JSON.parse(stored.channels) };
+  const { rec } = stored;
+  return { ...rec, metadata: copy(rec.metadata), channels: JSON.parse(stored.channels) };
 }
 
 export class MemoryTx implements DriverTx {

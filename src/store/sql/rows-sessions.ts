@@ -72,9 +72,12 @@ export function sessionRows({ q, counts, sessionLock, sessions, seen }: SqlTxEnv
         [id, ...where.params],
       );
       if (row === undefined) return null;
-      if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
       const session = toSession(row);
-      seen?.set(id, session);
+      // Only a write transaction keeps what it read (reads outside one share their rows).
+      if (seen !== null) {
+        if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
+        seen.set(id, session);
+      }
       return session;
     },
     async listSessions(scope, filter, page) {

@@ -49,12 +49,16 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
         ? {
             sessionHead: (scope, id, reads, now) =>
               selectSessionHead(this.sql.query, scope, id, reads, now, async (run) => {
-                const newest = await this.rows(this.sql.query, false).latestCheckpoint(scope, run);
+                this.reads ??= this.rows(this.sql.query, false);
+                const newest = await this.reads.latestCheckpoint(scope, run);
                 return newest?.label ?? null;
               }),
           }
         : undefined;
   }
+
+  /** The rows of reads outside a transaction: made once (they keep no state of a call). */
+  private reads: DriverTx | null = null;
 
   private rows(q: SqlExecutor, write: boolean): DriverTx {
     const env: SqlTxEnv = {
@@ -86,7 +90,8 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
    */
   async read<T>(work: (tx: DriverReads) => Promise<T>): Promise<T> {
     try {
-      return await work(this.rows(this.sql.query, false));
+      this.reads ??= this.rows(this.sql.query, false);
+      return await work(this.reads);
     } catch (error) {
       if (!(error instanceof MissingBlobError)) throw error;
       return this.sql.snapshot((q) => work(this.rows(q, false)));
