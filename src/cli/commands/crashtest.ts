@@ -10,7 +10,7 @@ import { CliError, isInProcessStore } from '../context.js';
 import { print } from '../format.js';
 
 const AGENTS = ['deploy_pipeline', 'tool_loop'] as const;
-const FRAMEWORKS = ['plain', 'ai-sdk'] as const;
+const FRAMEWORKS = ['plain', 'ai-sdk', 'openai-agents', 'langgraph'] as const;
 
 function positiveInteger(name: string, value: string): number {
   const parsed = Number(value);

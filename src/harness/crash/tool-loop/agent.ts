@@ -20,7 +20,7 @@ import type { ActionKey } from '../points.js';
 import { TRIP_REQUEST } from './model.js';
 import { createPayments } from './payments.js';
 
-export const FRAMEWORKS = ['plain', 'ai-sdk'] as const;
+export const FRAMEWORKS = ['plain', 'ai-sdk', 'openai-agents', 'langgraph'] as const;
 export type Framework = (typeof FRAMEWORKS)[number];
 
 export const LOOP_RUN_NAME = 'tool_loop';
@@ -115,10 +115,12 @@ export type Loop = (ctx: DurableContext, env: LoopEnv) => Promise<JsonValue>;
 
 /**
  * The loop of a framework, its modules loaded (before a resumed run's clock starts: loading the AI SDK is
- * the process starting, not the run resuming). The AI SDK is a development dependency: loaded only here.
+ * the process starting, not the run resuming). The frameworks are development dependencies: loaded only here.
  */
 export async function loadLoop(framework: Framework): Promise<Loop> {
   if (framework === 'ai-sdk') return (await import('./ai-sdk-loop.js')).aiSdkLoop;
+  if (framework === 'openai-agents') return (await import('./openai-agents-loop.js')).openAIAgentsLoop;
+  if (framework === 'langgraph') return (await import('./langgraph-loop.js')).langGraphLoop;
   return plainLoop;
 }
 
