@@ -1,93 +1,94 @@
-/** The chat over the HTTP API: `--server URL`, with `--token` (or AGENTSTATE_TOKEN) when the server has keys. */
-import type { Message, Session, Task } from '../../core/model.js';
+/**
+ * The chat over the HTTP API (`--server URL`, with `--token` or AGENTSTATE_TOKEN when the server has keys),
+ * through agentstate/client: a turn carries an Idempotency-Key, so one sent again after a broken connection
+ * runs once; a rate limit or a restarting server is waited out.
+ */
+import {
+  type AgentStateClient,
+  type AgentStateHttpError,
+  createClient,
+  isAgentStateHttpError,
+  type Message,
+  type SessionWithTasks,
+} from '../../client/index.js';
+import type { Session, Task } from '../../core/model.js';
 import { CliError } from '../context.js';
 import { assertOpen, type ChatBackend, type OpenedSession, type TurnView } from './backend.js';
 
-interface ErrorBody {
-  error?: { code?: string; message?: string };
+/** What the CLI says of a failed request: the server's message, or that it could not be reached. */
+function cliErrorOf(error: AgentStateHttpError): CliError {
+  return new CliError(error.code === 'network' ? error.message : `${error.message} (${error.code})`);
 }
+
+async function calling<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    throw isAgentStateHttpError(error) ? cliErrorOf(error) : error;
+  }
+}
+
+/**
+ * The API's records are the model's records as JSON. The generated types name JSON values more loosely than
+ * the model's (`JsonValue` versus its object types), so they meet here, once.
+ */
+const asSession = (session: object) => session as Session;
+const asTasks = (tasks: readonly object[]) => tasks as Task[];
 
 export function createHttpBackend(
   base: string,
   token: string | undefined,
   user: string | undefined,
 ): ChatBackend {
-  const root = base.replace(/\/+$/, '');
-  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = {};
-    if (token) headers.authorization = `Bearer ${token}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
-    try {
-      response = await fetch(`${root}${path}`, {
-        method,
-        headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
-      throw new CliError(`cannot reach the server at ${root} (${cause})`);
-    }
-    const parsed = (await response.json().catch(() => ({}))) as T & ErrorBody;
-    if (!response.ok) {
-      throw new CliError(
-        parsed.error?.message ?? `the server answered ${response.status} to ${method} ${path}`,
-      );
-    }
-    return parsed;
-  }
+  const client: AgentStateClient = createClient({ baseUrl: base, token: token ?? null });
+  const root = client.transport.baseUrl;
   const openTasks = async (id: string): Promise<Task[]> =>
-    (await request<{ open_tasks: Task[] }>('GET', `/v1/sessions/${id}`)).open_tasks;
+    asTasks((await calling(client.sessions.get(id))).open_tasks);
+
+  async function lastSeq(sessionId: string): Promise<number> {
+    let cursor = 0;
+    for (;;) {
+      const page = await calling(client.messages.list(sessionId, { after_seq: cursor, limit: 1000 }));
+      cursor = page.items.at(-1)?.seq ?? cursor;
+      if (page.next_cursor === null) return cursor;
+    }
+  }
+
   return {
     where: `server ${root}`,
     async open(sessionId, agent, model): Promise<OpenedSession> {
       if (sessionId === undefined) {
-        const session = await request<Session & { model?: string }>('POST', '/v1/sessions', {
-          agent,
-          ...(model === undefined ? {} : { model }),
-          ...(user ? { user_id: user } : {}),
-        });
+        const session = await calling(
+          client.sessions.create({
+            agent,
+            ...(model === undefined ? {} : { model }),
+            ...(user ? { user_id: user } : {}),
+          }),
+        );
         // A new session shows the open tasks it carries over from the user's ended sessions.
         return {
-          session,
+          session: asSession(session),
           tasks: await openTasks(session.id),
           recent: [],
           ...(session.model === undefined ? {} : { model: session.model }),
         };
       }
-      const session = await request<Session & { open_tasks: Task[]; model?: string }>(
-        'GET',
-        `/v1/sessions/${sessionId}`,
-      );
-      assertOpen(session);
+      const session: SessionWithTasks = await calling(client.sessions.get(sessionId));
+      assertOpen(asSession(session));
       const last = Math.max(0, (await lastSeq(sessionId)) - 6);
-      const recent = await request<{ items: Message[] }>(
-        'GET',
-        `/v1/sessions/${sessionId}/messages?after_seq=${last}`,
-      );
+      const recent: Message[] = (await calling(client.messages.list(sessionId, { after_seq: last }))).items;
       return {
-        session,
-        tasks: session.open_tasks,
-        recent: recent.items,
+        session: asSession(session),
+        tasks: asTasks(session.open_tasks),
+        recent: recent as OpenedSession['recent'],
         ...(session.model === undefined ? {} : { model: session.model }),
       };
     },
     async turn(sessionId, input): Promise<TurnView> {
-      return request<TurnView>('POST', `/v1/sessions/${sessionId}/turns`, { input });
+      const turn = await calling(client.sessions.turn(sessionId, input));
+      return { reply: turn.reply, tasks: asTasks(turn.tasks) };
     },
     openTasks,
     async close() {},
   };
-
-  async function lastSeq(sessionId: string): Promise<number> {
-    let cursor = 0;
-    for (;;) {
-      const page = await request<{ items: Message[]; next_cursor: string | null }>(
-        'GET',
-        `/v1/sessions/${sessionId}/messages?after_seq=${cursor}&limit=1000`,
-      );
-      cursor = page.items.at(-1)?.seq ?? cursor;
-      if (page.next_cursor === null) return cursor;
-    }
-  }
 }
