@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { AgentStateError } from '../core/errors.js';
 import { canonicalJson, type JsonObject, type JsonValue } from '../core/json.js';
 import { type Action, JsonValueSchema } from '../core/model.js';
+import { inSpan, linksTo, type Span } from '../observability/tracing.js';
 import { executeAction, type RetryPolicy, recoverAction, type ToolOutcome } from '../runtime/actions.js';
 import type { RunContext } from '../runtime/run-context.js';
 import type { LookupResult, Tool } from '../runtime/tool.js';
@@ -96,13 +97,37 @@ function isRecorded(value: JsonValue): value is JsonObject & Recorded {
   );
 }
 
-export async function runAction<R>(
+/**
+ * The action in its span (`agentstate.action <name>`), the begin commit included: the journal's marker of
+ * that commit keeps this span's traceparent, and an attempt that recovers the action links to it.
+ */
+export function runAction<R>(
   env: ActionEnv,
   ordinal: number,
   name: string,
   params: JsonValue,
   handlers: ActionHandlers<R>,
   codec: Codec<R>,
+): Promise<R> {
+  const attributes = {
+    'agentstate.action.tool': name,
+    'agentstate.action.ordinal': ordinal,
+    'agentstate.task.id': env.rt.header.task_id,
+    'agentstate.run.id': env.rt.header.run_id,
+  };
+  return inSpan(`agentstate.action ${name}`, attributes, (span) =>
+    runActionNow(env, ordinal, name, params, handlers, codec, span),
+  );
+}
+
+async function runActionNow<R>(
+  env: ActionEnv,
+  ordinal: number,
+  name: string,
+  params: JsonValue,
+  handlers: ActionHandlers<R>,
+  codec: Codec<R>,
+  span: Span,
 ): Promise<R> {
   const { rt, policy } = env;
   const { store, scope } = rt;
@@ -116,10 +141,19 @@ export async function runAction<R>(
     params,
     idempotency_key: key,
   };
-  const { result, replayed } = await rt.commit(`before ${name}`, { begin_actions: [begin] }, taskId);
+  const { result, replayed, recordedBy } = await rt.commit(
+    `before ${name}`,
+    { begin_actions: [begin] },
+    taskId,
+  );
   const begun = result.actions.find((action) => action.idempotency_key === key);
   if (begun === undefined)
     throw new AgentStateError('internal', `the store returned no action for key ${key}`);
+  span.setAttributes({
+    'agentstate.action.id': begun.id,
+    'agentstate.action.idempotency_key': key,
+    'agentstate.action.replayed': replayed,
+  });
   const runner = { store, scope, tool: asTool(name, handlers, codec), policy };
 
   const recorded = await rt.read(`action:${name}`, async (): Promise<JsonObject & Recorded> => {
@@ -135,10 +169,13 @@ export async function runAction<R>(
       throw new RunPaused({ kind: 'blocked', actionId: action.id, note: action.note ?? 'outcome unknown' });
     }
     const why = 'the run stopped during this call';
+    span.setAttribute('agentstate.action.recovering', true);
+    for (const link of linksTo(recordedBy, 'recorded_by')) span.addLink(link);
     return settle(await recoverAction(runner, action, action.attempts, why), action, store, scope);
   });
   if (!isRecorded(recorded))
     throw new AgentStateError('internal', `action ${name}: the recorded outcome is malformed`);
+  span.setAttribute('agentstate.action.status', recorded.status);
 
   const completion =
     recorded.status === 'SUCCESS'

@@ -79,16 +79,24 @@ export function journalOf(checkpoint: Checkpoint): JournalEntry[] {
   });
 }
 
-/** The run's header and journal as its latest checkpoint holds them. */
+/**
+ * The run's header and journal as its latest checkpoint holds them, and the traceparent of the attempt that
+ * wrote that checkpoint (when it was traced).
+ */
 export async function readRun(
   store: StateStore,
   scope: Scope,
   task: Task,
-): Promise<{ header: DurableHeader; journal: JournalEntry[] }> {
+): Promise<{ header: DurableHeader; journal: JournalEntry[]; traceparent?: JsonValue }> {
   const runId = field(task.data.run_id);
   const checkpoint = runId === null ? null : await store.latestCheckpoint(scope, runId);
   if (checkpoint === null) {
     throw new AgentStateError('internal', `durable run of task ${task.id} has no checkpoint to resume from`);
   }
-  return { header: headerOf(checkpoint), journal: journalOf(checkpoint) };
+  const traceparent = checkpoint.metadata.traceparent;
+  return {
+    header: headerOf(checkpoint),
+    journal: journalOf(checkpoint),
+    ...(traceparent === undefined ? {} : { traceparent }),
+  };
 }

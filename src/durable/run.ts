@@ -12,6 +12,7 @@ import { AgentStateError, invalidRequest, isAgentStateError } from '../core/erro
 import { assertPlainJson, type JsonObject, type JsonValue } from '../core/json.js';
 import type { Task } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
+import { inSpan, linksTo, type Span, traceparentOf } from '../observability/tracing.js';
 import { DEFAULT_RETRY } from '../runtime/actions.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner } from '../runtime/lease.js';
 import { RunContext } from '../runtime/run-context.js';
@@ -114,6 +115,28 @@ export async function durableRun<R>(
   options: RunOptions<R>,
   fn: (ctx: DurableContext) => Promise<R>,
 ): Promise<DurableResult<R>> {
+  const attributes = {
+    'agentstate.session.id': String(options?.sessionId),
+    'agentstate.run.name': String(options?.name ?? DEFAULT_RUN_NAME),
+  };
+  return inSpan('agentstate.durable_run', attributes, async (span) => {
+    const result = await runDurable(store, options, fn, span);
+    span.setAttributes({
+      'agentstate.run.id': result.run_id,
+      'agentstate.task.id': result.task_id,
+      'agentstate.run.resumed': result.resumed,
+      'agentstate.run.status': result.status,
+    });
+    return result;
+  });
+}
+
+async function runDurable<R>(
+  store: StateStore,
+  options: RunOptions<R>,
+  fn: (ctx: DurableContext) => Promise<R>,
+  span: Span,
+): Promise<DurableResult<R>> {
   const { name, key, keep } = checkOptions(options);
   if (typeof fn !== 'function') throw invalidRequest('durableRun: fn must be a function');
   // Only reached through the overload that requires R to be plain JSON when no result codec is given.
@@ -136,7 +159,10 @@ export async function durableRun<R>(
       return finished(task, codec, String(task.data.run_id));
     }
     if (task !== null) {
-      ({ header, journal } = await readRun(store, scope, task));
+      const run = await readRun(store, scope, task);
+      ({ header, journal } = run);
+      // The attempt this one continues (the one that wrote the run's latest checkpoint).
+      for (const link of linksTo(run.traceparent, 'resumes')) span.addLink(link);
       const waiting = task.data.waiting;
       const waits = waiting !== undefined && waiting !== null && typeof waiting === 'object';
       if (waits && input === null) {
@@ -161,6 +187,7 @@ export async function durableRun<R>(
       journal,
       () => lease.renew(),
     );
+    rt.traceparent = traceparentOf(span);
     const ctx = new DurableRunContext(rt, {
       policy: { ...DEFAULT_RETRY, ...options.retry },
       waitingTtlSeconds: options.waitingTtlSeconds,

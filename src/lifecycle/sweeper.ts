@@ -8,6 +8,7 @@
  */
 import { type Clock, systemClock } from '../core/clock.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
+import { inSpan } from '../observability/tracing.js';
 import type { RetentionSweep, StateStore } from '../store/types.js';
 import { refreshSessionGauge } from './gauge.js';
 import { type RetentionPolicy, retentionCutoffs, sweepRetentionOnce } from './retention.js';
@@ -62,14 +63,17 @@ export async function sweepOnce(
   batchSize = DEFAULT_SWEEP_BATCH,
   maxPerSweep = 100_000,
 ): Promise<number> {
-  let total = 0;
-  while (total < maxPerSweep) {
-    const deleted = await store.sweepExpired(Math.min(batchSize, maxPerSweep - total));
-    total += deleted;
-    if (deleted < batchSize) break;
-    await yieldToEventLoop();
-  }
-  return total;
+  return inSpan('agentstate.sweep', { 'agentstate.sweep.kind': 'expired' }, async (span) => {
+    let total = 0;
+    while (total < maxPerSweep) {
+      const deleted = await store.sweepExpired(Math.min(batchSize, maxPerSweep - total));
+      total += deleted;
+      if (deleted < batchSize) break;
+      await yieldToEventLoop();
+    }
+    span.setAttribute('agentstate.sweep.deleted', total);
+    return total;
+  });
 }
 
 export function startSweeper(options: SweeperOptions): Sweeper {

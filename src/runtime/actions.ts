@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { Action } from '../core/model.js';
+import { annotate, inSpan, linksTo } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { type Tool, ToolError } from './tool.js';
 
@@ -105,6 +106,7 @@ export async function executeAction(runner: ActionRunner, action: Action, attemp
   }
   let current = attempt;
   for (;;) {
+    annotate({ 'agentstate.action.attempt': current });
     let outcome: { value: JsonValue } | { timedOut: true };
     try {
       outcome = await withTimeout(policy.timeoutMs, (signal) =>
@@ -152,17 +154,25 @@ export async function recoverAction(
   why: string,
 ): Promise<ToolOutcome> {
   const { tool, policy } = runner;
+  annotate({ 'agentstate.action.attempt': attemptsSoFar });
   if (tool.lookup === undefined) {
+    annotate({ 'agentstate.action.lookup': 'none' });
     return { status: 'UNKNOWN', note: `${why}; ${tool.name} has no lookup to check it` };
   }
   let found: Awaited<ReturnType<NonNullable<Tool['lookup']>>>;
   try {
     const answer = await withTimeout(policy.timeoutMs, () => tool.lookup!(action.idempotency_key));
-    if ('timedOut' in answer) return { status: 'UNKNOWN', note: `${why}; the lookup timed out too` };
+    if ('timedOut' in answer) {
+      annotate({ 'agentstate.action.lookup': 'timed_out' });
+      return { status: 'UNKNOWN', note: `${why}; the lookup timed out too` };
+    }
     found = answer.value;
   } catch (error) {
+    annotate({ 'agentstate.action.lookup': 'failed' });
     return { status: 'UNKNOWN', note: `${why}; the lookup failed: ${describe(error)}` };
   }
+  const lookedUp = found.found === true ? 'found' : found.found === 'ambiguous' ? 'ambiguous' : 'not_found';
+  annotate({ 'agentstate.action.lookup': lookedUp });
   if (found.found === true) return { status: 'SUCCESS', result: found.result, via: 'lookup' };
   if (found.found === 'ambiguous')
     return { status: 'UNKNOWN', note: `${why}; lookup is ambiguous: ${found.reason}` };
@@ -176,4 +186,37 @@ export async function recoverAction(
   if (attemptsSoFar > 0) await sleep(backoff(policy, attemptsSoFar));
   await runner.store.recordAttempt(runner.scope, action.id);
   return executeAction(runner, action, attemptsSoFar + 1);
+}
+
+/**
+ * The execution or recovery of an action in its span (`agentstate.action <tool>`): tool, idempotency key,
+ * attempt, lookup outcome, status. An action recovered after a crash links to the span of the attempt that
+ * began it (`recordedBy`, the traceparent the begin commit's journal marker keeps).
+ */
+export function tracedAction(
+  tool: string,
+  action: Action,
+  recovering: boolean,
+  recordedBy: string | undefined,
+  work: () => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  const attributes = {
+    'agentstate.action.tool': tool,
+    'agentstate.action.id': action.id,
+    'agentstate.action.idempotency_key': action.idempotency_key,
+    'agentstate.action.recovering': recovering,
+    'agentstate.task.id': action.task_id,
+  };
+  const links = recovering ? linksTo(recordedBy, 'recorded_by') : [];
+  return inSpan(
+    `agentstate.action ${tool}`,
+    attributes,
+    async (span) => {
+      const outcome = await work();
+      span.setAttribute('agentstate.action.status', outcome.status);
+      if (outcome.status === 'SUCCESS') span.setAttribute('agentstate.action.via', outcome.via);
+      return outcome;
+    },
+    { links },
+  );
 }

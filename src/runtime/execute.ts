@@ -14,7 +14,14 @@ import type { JsonValue } from '../core/json.js';
 import type { Action, Task } from '../core/model.js';
 import type { Language } from '../models/types.js';
 import type { ActionCompletion } from '../store/types.js';
-import { actionKey, executeAction, type RetryPolicy, recoverAction, type ToolOutcome } from './actions.js';
+import {
+  actionKey,
+  executeAction,
+  type RetryPolicy,
+  recoverAction,
+  type ToolOutcome,
+  tracedAction,
+} from './actions.js';
 import { blockedText, failedText } from './replies.js';
 import type { RunContext } from './run-context.js';
 import { statusLine } from './status.js';
@@ -121,8 +128,13 @@ export async function executeTask(
     }
     let action: Action;
     let fresh: boolean;
+    let recordedBy: string | undefined;
     if (existing === null) {
-      const { result, replayed } = await rt.commit(
+      const {
+        result,
+        replayed,
+        recordedBy: by,
+      } = await rt.commit(
         `before ${call.tool} (step ${step})`,
         {
           begin_actions: [
@@ -158,20 +170,20 @@ export async function executeTask(
       action = begun;
       task = pick(result.tasks, task.id, task);
       fresh = !replayed && begun.status === 'PENDING';
+      recordedBy = replayed ? by : undefined;
     } else {
       action = existing;
       fresh = false;
     }
     const runner = { store, scope, tool, policy: env.policy };
-    const outcome = (await rt.read('tool', async () =>
-      fresh
-        ? ((await executeAction(runner, action)) as unknown as JsonValue)
-        : ((await recoverAction(
-            runner,
-            action,
-            action.attempts,
-            'the run stopped during this call',
-          )) as unknown as JsonValue),
+    const outcome = (await rt.read(
+      'tool',
+      async () =>
+        (await tracedAction(call.tool, action, !fresh, recordedBy, () =>
+          fresh
+            ? executeAction(runner, action)
+            : recoverAction(runner, action, action.attempts, 'the run stopped during this call'),
+        )) as unknown as JsonValue,
     )) as unknown as ToolOutcome;
     if (outcome.status === 'FAILED') {
       const error = { code: outcome.code, message: outcome.message };

@@ -18,6 +18,7 @@ import { conversationFor } from './conversation.js';
 import { executeTask, type FinalWrite } from './execute.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { outcomeMemory } from './memory-link.js';
+import { modelCall } from './model-call.js';
 import { nothingText } from './replies.js';
 import { type RouteOutcome, routeByRules } from './router.js';
 import type { CommitBatch, CommitResult, RunContext } from './run-context.js';
@@ -104,13 +105,19 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
 
   const first = (await rt.read('model.extract', async () =>
     json(
-      await model.extract({ ...base, ...withContext, taskTypes: typeInfos, expecting: expectingOf(focus) }),
+      await modelCall(model, 'extract', () =>
+        model.extract({ ...base, ...withContext, taskTypes: typeInfos, expecting: expectingOf(focus) }),
+      ),
     ),
   )) as unknown as Extraction;
   let route = routeByRules(first, infos);
   if (route.kind === 'model') {
     const decision = (await rt.read('model.route', async () =>
-      json(await model.route({ input, extraction: first, tasks: infos, taskTypes: typeInfos })),
+      json(
+        await modelCall(model, 'route', () =>
+          model.route({ input, extraction: first, tasks: infos, taskTypes: typeInfos }),
+        ),
+      ),
     )) as unknown as RouteDecision;
     route = fromDecision(decision, infos, agent);
   }
@@ -207,7 +214,11 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const draft = parts.join('\n');
   const targetInfo = infos.find((task) => task.id === targetId) ?? null;
   const reply = (await rt.read('model.reply', async () =>
-    json(await model.reply({ input, language, draft, task: targetInfo, ...withContext })),
+    json(
+      await modelCall(model, 'reply', () =>
+        model.reply({ input, language, draft, task: targetInfo, ...withContext }),
+      ),
+    ),
   )) as string;
   const waiting = reaction !== null && ['ask', 'confirm', 'declined'].includes(reaction.kind);
   const status = waiting ? 'waiting_for_user' : 'active';

@@ -9,6 +9,7 @@ import { AgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Action, Message, Session, Task } from '../core/model.js';
+import { inSpan, traceparentOf } from '../observability/tracing.js';
 import type { Scope, StateStore, TurnBatch } from '../store/types.js';
 import { Journal, type JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
@@ -29,6 +30,8 @@ interface CommitMarker {
   readonly step: number;
   readonly label: string;
   readonly checkpoint_id: string;
+  /** The traceparent of the span that made the commit (the attempt that wrote it), when traced. */
+  readonly tp?: string;
 }
 
 /** What every run's header holds: recorded in each checkpoint's `run` channel, with whatever else it names. */
@@ -61,6 +64,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
    * it and throws its error. Handled at once, so a run that fails first leaves no unhandled rejection.
    */
   private inFlight: Promise<void> | null = null;
+  /**
+   * The traceparent of this attempt's run span (null when not traced): kept in each checkpoint's metadata, so
+   * an attempt that resumes the run links to this one.
+   */
+  traceparent: string | null = null;
 
   constructor(
     readonly store: StateStore,
@@ -114,7 +122,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     taskId: string | null,
     extra: JsonObject = {},
     deferred = false,
-  ): Promise<{ result: CommitResult; replayed: boolean }> {
+  ): Promise<{ result: CommitResult; replayed: boolean; recordedBy?: string }> {
     if (deferred && batch !== null)
       throw new AgentStateError('internal', `commit ${label}: only a checkpoint alone can be deferred`);
     await this.settle();
@@ -126,10 +134,16 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       const result = (await this.journal.step('commit.result', async () =>
         this.reload(batch, marker.checkpoint_id),
       )) as unknown as CommitResult;
-      return { result, replayed: true };
+      return { result, replayed: true, ...(typeof marker.tp === 'string' ? { recordedBy: marker.tp } : {}) };
     }
     const checkpointId = newId('checkpoint');
-    const mark: CommitMarker = { step: this.nextStep, label, checkpoint_id: checkpointId };
+    const tp = traceparentOf();
+    const mark: CommitMarker = {
+      step: this.nextStep,
+      label,
+      checkpoint_id: checkpointId,
+      ...(tp === null ? {} : { tp }),
+    };
     const undo = this.journal.mark('commit', { ...mark });
     const checkpoint = {
       id: checkpointId,
@@ -140,12 +154,24 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       parent_id: this.parentId,
       label,
       channels: { run: { ...this.header }, journal: this.journal.entries.map((e) => ({ ...e })), ...extra },
-      metadata: { label, replayed_entries: this.journal.replayed },
+      metadata: {
+        label,
+        replayed_entries: this.journal.replayed,
+        ...(this.traceparent === null ? {} : { traceparent: this.traceparent }),
+      },
+    };
+    const traced = {
+      'agentstate.checkpoint.label': label,
+      'agentstate.checkpoint.step': mark.step,
+      'agentstate.run.id': this.header.run_id,
+      'agentstate.checkpoint.with_batch': batch !== null,
     };
     let summary: CommitResult;
     try {
       if (batch === null) {
-        const write = this.store.putCheckpoint(this.scope, checkpoint);
+        const write = inSpan('agentstate.checkpoint', traced, () =>
+          this.store.putCheckpoint(this.scope, checkpoint),
+        );
         if (deferred) {
           const settled = write.then(() => undefined);
           settled.catch(() => undefined);
@@ -156,8 +182,10 @@ export class RunContext<H extends RunIdentity = RunHeader> {
         summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
       } else {
         const lease = label === 'turn' && this.freeWithFinalCommit?.held ? this.freeWithFinalCommit : null;
-        const release = lease === null ? {} : { release_lease: { name: lease.name, owner: lease.owner } };
-        const done = await this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release });
+        const release = lease === null ? {} : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
+        const done = await inSpan('agentstate.checkpoint', traced, () =>
+          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release }),
+        );
         if (done.lease_released === true) lease?.releasedWith();
         this.appended.push(...done.messages);
         summary = {

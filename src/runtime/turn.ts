@@ -5,6 +5,7 @@ import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
 import type { Language, ModelRegistry } from '../models/types.js';
+import { inSpan, linksTo, traceparentOf } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
@@ -77,7 +78,47 @@ export interface TurnOutput {
   readonly resumed: boolean;
 }
 
-async function execute(
+/** One attempt of a run, in its span (`agentstate.run`), linked to the attempt it resumes when traced. */
+function execute(
+  options: RuntimeOptions,
+  lease: HeldLease,
+  header: RunHeader,
+  recorded: readonly JournalEntry[],
+  session: Session | null = null,
+  lastSeq: number | null = null,
+  last = false,
+  openTasks: readonly Task[] | null = null,
+  /** The checkpoint an interrupted attempt left (its metadata names that attempt's span). */
+  interrupted: Checkpoint | null = null,
+): Promise<TurnOutput> {
+  const attributes = {
+    'agentstate.session.id': header.session_id,
+    'agentstate.run.id': header.run_id,
+    'agentstate.agent': header.agent,
+    'agentstate.model': header.model,
+    'agentstate.run.resumed': recorded.length > 0,
+  };
+  const links = linksTo(interrupted?.metadata.traceparent, 'resumes');
+  return inSpan(
+    'agentstate.run',
+    attributes,
+    async (span) => {
+      const output = await executeRun(options, lease, header, recorded, session, lastSeq, last, openTasks);
+      span.setAttribute(
+        'agentstate.task.ids',
+        output.tasks.map((task) => task.id),
+      );
+      span.setAttribute(
+        'agentstate.task.types',
+        output.tasks.map((task) => task.type),
+      );
+      return output;
+    },
+    { links },
+  );
+}
+
+async function executeRun(
   options: RuntimeOptions,
   lease: HeldLease,
   header: RunHeader,
@@ -112,6 +153,7 @@ async function execute(
     () => lease.renew(),
   );
   if (last) rt.freeWithFinalCommit = lease;
+  rt.traceparent = traceparentOf();
   let output: ProgramResult;
   try {
     output = await runProgram(rt, {
@@ -265,7 +307,17 @@ async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) =>
  * Runs one turn. An interrupted run of the session is finished first; when it had the same input (a client
  * retrying after a lost answer), its output is the answer and the input is not run twice.
  */
-export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
+export function runTurn(request: TurnRequest): Promise<TurnOutput> {
+  const attributes = { 'agentstate.session.id': String(request.sessionId) };
+  return inSpan('agentstate.turn', attributes, async (span) => {
+    const output = await runTurnNow(request);
+    span.setAttribute('agentstate.run.id', output.run_id);
+    span.setAttribute('agentstate.run.resumed', output.resumed);
+    return output;
+  });
+}
+
+async function runTurnNow(request: TurnRequest): Promise<TurnOutput> {
   const { input } = request;
   if (typeof input !== 'string' || input.trim().length === 0)
     throw invalidRequest('input: must be a non-empty string');
@@ -276,7 +328,18 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
     const pending = await findRun(request.store, request.scope, request.sessionId, true);
     if (pending.checkpoint !== null) {
       const header = headerOf(pending.checkpoint);
-      const finished = await execute(request, lease, header, journalOf(pending.checkpoint));
+      const journal = journalOf(pending.checkpoint);
+      const finished = await execute(
+        request,
+        lease,
+        header,
+        journal,
+        null,
+        null,
+        false,
+        null,
+        pending.checkpoint,
+      );
       if (header.input === input) return finished;
     }
     const fresh =
@@ -302,7 +365,12 @@ export async function runTurn(request: TurnRequest): Promise<TurnOutput> {
  * Continues the session's interrupted run from its latest checkpoint (same session id). When no run is
  * interrupted, returns the output of the last finished run, or null when the session has had none.
  */
-export async function resumeRun(options: RuntimeOptions): Promise<TurnOutput | null> {
+export function resumeRun(options: RuntimeOptions): Promise<TurnOutput | null> {
+  const attributes = { 'agentstate.session.id': String(options.sessionId) };
+  return inSpan('agentstate.resume', attributes, () => resumeNow(options));
+}
+
+async function resumeNow(options: RuntimeOptions): Promise<TurnOutput | null> {
   return withLease(options, async (lease) => {
     const pending = await findRun(options.store, options.scope, options.sessionId);
     if (pending.checkpoint !== null) {
@@ -314,6 +382,8 @@ export async function resumeRun(options: RuntimeOptions): Promise<TurnOutput | n
         null,
         null,
         true,
+        null,
+        pending.checkpoint,
       );
     }
     if (pending.lastRunId === null) return null;

@@ -8,6 +8,7 @@
  */
 import { AgentStateError } from '../../core/errors.js';
 import type { JsonObject, JsonValue } from '../../core/json.js';
+import { recordModelResponse } from '../../observability/tracing.js';
 
 export interface OpenAIConfig {
   /** For example https://api.openai.com/v1 or http://127.0.0.1:8000/v1. */
@@ -149,6 +150,13 @@ export function messageFromStream(text: string): ChatChoiceMessage | undefined {
   return { content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) };
 }
 
+/** What a (not streamed) chat completion answers: the first choice, and what a trace records of it. */
+interface ChatAnswer {
+  readonly model?: unknown;
+  readonly usage?: { readonly prompt_tokens?: unknown; readonly completion_tokens?: unknown } | null;
+  readonly choices?: { readonly message?: ChatChoiceMessage; readonly finish_reason?: unknown }[];
+}
+
 /** Sends one chat completion request and returns the first choice's message. */
 export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Promise<ChatChoiceMessage> {
   const target = `${config.baseURL.replace(/\/+$/, '')}/chat/completions`;
@@ -215,9 +223,19 @@ export async function chatCompletion(config: OpenAIConfig, body: JsonObject): Pr
       config.stream === true || (response.headers.get('content-type') ?? '').includes('text/event-stream');
     let message: ChatChoiceMessage | undefined;
     try {
-      message = streamed
-        ? messageFromStream(text)
-        : (JSON.parse(text) as { choices?: { message?: ChatChoiceMessage }[] }).choices?.[0]?.message;
+      if (streamed) {
+        message = messageFromStream(text);
+        recordModelResponse({ request_model: config.model });
+      } else {
+        const answer = JSON.parse(text) as ChatAnswer;
+        message = answer.choices?.[0]?.message;
+        recordModelResponse({
+          request_model: config.model,
+          model: answer.model,
+          usage: answer.usage,
+          finish_reason: answer.choices?.[0]?.finish_reason,
+        });
+      }
     } catch (error) {
       throw modelError(
         `${url} answered with a body that is not ${streamed ? 'a stream of JSON chunks' : 'JSON'}: ${hide(text.slice(0, 200))}`,

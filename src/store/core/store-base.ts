@@ -7,6 +7,7 @@ import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { AgentStateError, closedError, storeUnavailable } from '../../core/errors.js';
 import type { IdKind } from '../../core/ids.js';
 import type { SessionStatus } from '../../core/model.js';
+import { traceStoreCalls } from '../../observability/tracing-store.js';
 import { checkRetention } from '../shared/retention.js';
 import * as t from '../types.js';
 import { Checks } from './checks.js';
@@ -46,6 +47,8 @@ export abstract class StoreBase {
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
     };
+    // Every public call in a span of its own, when a tracer provider is registered (else nothing is added).
+    traceStoreCalls(this, StoreBase.prototype, driver.name);
   }
 
   /** The driver's cursor key, asked once (again after a failure). */
