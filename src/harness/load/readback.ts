@@ -5,7 +5,7 @@
  * session's markers), and the markers the user planted are counted in its own messages: found there, the
  * server kept them, so a marker leaked anywhere else would have been found too.
  */
-import { jsonOf, request } from './http.js';
+import { bearer, type Exchange, send } from './http.js';
 import { MEMORY_NAMESPACE } from './probe-plan.js';
 import type { SimUser, Target } from './user.js';
 
@@ -21,24 +21,35 @@ const PAGE = 1000;
 /** How many of the user's markers its own messages hold. */
 async function readOne(target: Target, user: SimUser): Promise<number> {
   if (user.sessionId === null || !user.token) return 0;
-  const get = async (path: string) => {
-    const exchange = await request(target.url, 'GET', path, { token: user.token });
+  const id = user.sessionId;
+  const keep = (exchange: Exchange) => {
     user.exchanges.push(exchange);
-    if (exchange.status !== 200)
-      user.errors.push(`GET ${path}: ${exchange.status || exchange.error} ${exchange.body.slice(0, 200)}`);
+    if (exchange.status !== 200) {
+      const failed = `${exchange.method} ${exchange.path}: ${exchange.status || exchange.error}`;
+      user.errors.push(`${failed} ${exchange.body.slice(0, 200)}`);
+    }
     return exchange;
   };
   const texts: string[] = [];
-  let cursor: string | null = null;
+  let cursor: string | undefined;
   do {
-    const query: string = cursor === null ? `limit=${PAGE}` : `limit=${PAGE}&cursor=${cursor}`;
-    const page = await get(`/v1/sessions/${user.sessionId}/messages?${query}`);
-    const body = jsonOf<{ items?: { content?: string }[]; next_cursor?: string | null }>(page);
-    for (const item of body?.items ?? []) texts.push(item.content ?? '');
-    cursor = page.status === 200 ? (body?.next_cursor ?? null) : null;
-  } while (cursor !== null);
-  await get(`/v1/sessions/${user.sessionId}/context`);
-  await get(`/v1/users/${encodeURIComponent(user.userId)}/memory/${MEMORY_NAMESPACE}`);
+    const query = { limit: String(PAGE), ...(cursor === undefined ? {} : { cursor }) };
+    const page = await send(target.url, 'GET /v1/sessions/{id}/messages', undefined, (raw) =>
+      raw.GET('/v1/sessions/{id}/messages', { ...bearer(user.token), params: { path: { id }, query } }),
+    );
+    keep(page.exchange);
+    for (const item of page.data?.items ?? []) texts.push(item.content ?? '');
+    cursor = page.data?.next_cursor ?? undefined;
+  } while (cursor !== undefined);
+  const context = await send(target.url, 'GET /v1/sessions/{id}/context', undefined, (raw) =>
+    raw.GET('/v1/sessions/{id}/context', { ...bearer(user.token), params: { path: { id } } }),
+  );
+  keep(context.exchange);
+  const path = { user_id: user.userId, namespace: MEMORY_NAMESPACE };
+  const memory = await send(target.url, 'GET /v1/users/{user_id}/memory/{namespace}', undefined, (raw) =>
+    raw.GET('/v1/users/{user_id}/memory/{namespace}', { ...bearer(user.token), params: { path } }),
+  );
+  keep(memory.exchange);
   const all = texts.join('\n');
   return user.planted.filter((marker) => all.includes(marker)).length;
 }

@@ -6,7 +6,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Exchange, jsonOf, request } from './http.js';
+import { bearer, type Exchange, send } from './http.js';
 
 export type Phase = 'warmup' | 'back_to_back' | 'baseline' | 'load' | 'saturation';
 
@@ -144,7 +144,7 @@ function learnOwned(user: SimUser, set: Set<string>, records: readonly OwnedReco
   }
 }
 
-function learn(user: SimUser, body: TurnBody | null): void {
+function learn(user: SimUser, body: TurnBody | null | undefined): void {
   learnOwned(user, user.taskIds, body?.tasks);
   learnOwned(user, user.actionIds, body?.actions);
   if (body?.run_id) remember(user, user.references, body.run_id);
@@ -167,18 +167,18 @@ function check(user: SimUser, exchange: Exchange, expected: number): boolean {
 
 /** Mints the user's token and opens its session; false (with an error kept) when either fails. */
 export async function openUser(target: Target, user: SimUser): Promise<boolean> {
-  const minted = await request(target.url, 'POST', '/v1/tokens', {
-    token: target.apiKey,
-    body: { user_id: user.userId, ttl_seconds: 3600 },
-  });
-  if (!check(user, minted, 201)) return false;
-  user.token = jsonOf<{ token: string }>(minted)?.token ?? '';
-  const made = await request(target.url, 'POST', '/v1/sessions', {
-    token: user.token,
-    body: { agent: 'flight_booking' },
-  });
-  if (!check(user, made, 201)) return false;
-  user.sessionId = jsonOf<{ id: string }>(made)?.id ?? null;
+  const minting = { user_id: user.userId, ttl_seconds: 3600 };
+  const minted = await send(target.url, 'POST /v1/tokens', minting, (raw) =>
+    raw.POST('/v1/tokens', { ...bearer(target.apiKey), body: minting }),
+  );
+  if (!check(user, minted.exchange, 201)) return false;
+  user.token = minted.data?.token ?? '';
+  const making = { agent: 'flight_booking' };
+  const made = await send(target.url, 'POST /v1/sessions', making, (raw) =>
+    raw.POST('/v1/sessions', { ...bearer(user.token), body: making }),
+  );
+  if (!check(user, made.exchange, 201)) return false;
+  user.sessionId = made.data?.id ?? null;
   if (user.sessionId !== null) seen(user, user.sessionId);
   return user.sessionId !== null;
 }
@@ -201,19 +201,21 @@ export async function runTurns(
     const marker = textMarker();
     user.planted.push(marker);
     const startedAt = performance.now();
-    const answer = await request(target.url, 'POST', `/v1/sessions/${user.sessionId}/turns`, {
-      token: user.token,
-      body: { input: withMarker(input, marker) },
-    });
+    const id = user.sessionId;
+    const body = { input: withMarker(input, marker) };
+    const { exchange: answer, data } = await send(target.url, 'POST /v1/sessions/{id}/turns', body, (raw) =>
+      raw.POST('/v1/sessions/{id}/turns', { ...bearer(user.token), params: { path: { id } }, body }),
+    );
     const ok = check(user, answer, 200);
     user.turns.push({ ms: answer.ms, startedAt, endedAt: startedAt + answer.ms });
     onTurn?.(answer.ms, ok);
-    if (ok) learn(user, jsonOf<TurnBody>(answer));
+    if (ok) learn(user, data as TurnBody | undefined);
   }
-  const listed = await request(target.url, 'GET', `/v1/tasks?session_id=${user.sessionId}`, {
-    token: user.token,
-  });
-  if (check(user, listed, 200)) {
-    learnOwned(user, user.taskIds, jsonOf<{ items: OwnedRecord[] }>(listed)?.items);
+  const sessionId = user.sessionId;
+  const listed = await send(target.url, 'GET /v1/tasks', undefined, (raw) =>
+    raw.GET('/v1/tasks', { ...bearer(user.token), params: { query: { session_id: sessionId } } }),
+  );
+  if (check(user, listed.exchange, 200)) {
+    learnOwned(user, user.taskIds, listed.data?.items as OwnedRecord[] | undefined);
   }
 }
