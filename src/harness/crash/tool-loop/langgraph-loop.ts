@@ -53,8 +53,11 @@ function toChat(message: BaseMessage): JsonObject {
   };
 }
 
-/** A chat model over a Chat Completions endpoint, with these tools bound. */
-function chatModel(baseURL: string, tools: readonly AgentTool[]) {
+/** A chat model over a Chat Completions endpoint, with these tools bound (as the model sees them). */
+export function chatModel(
+  baseURL: string,
+  tools: readonly Pick<AgentTool, 'name' | 'description' | 'parameters'>[],
+) {
   const specs = tools.map((t) => ({
     type: 'function',
     function: { name: t.name, description: t.description, parameters: t.parameters },
