@@ -13,6 +13,7 @@ import { registerChatCommands } from './commands/chat.js';
 import { registerHarnessCommands } from './commands/harnesses.js';
 import { registerInspectCommands } from './commands/inspect.js';
 import { registerMaintenanceCommands } from './commands/maintenance.js';
+import { registerMcpCommands } from './commands/mcp.js';
 import { registerMemoryCommands } from './commands/memory.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerSessionCommands } from './commands/sessions.js';
@@ -30,6 +31,7 @@ export const COMMAND_GROUPS: RegisterCommands[] = [
   registerMaintenanceCommands,
   registerHarnessCommands,
   registerMemoryCommands,
+  registerMcpCommands,
   registerLoadCommands,
   registerAirlineCommands,
 ];

@@ -173,6 +173,11 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   if (turns !== null && options.metrics) turns = meteredTurns(turns, options.metrics, store);
   const deps: RouteDeps = { store, config, schemas: buildSchemas(config.limits), auth, turns };
   await app.register(async (scoped) => registerRoutes(scoped as unknown as ZodApp, deps));
+  // MCP over Streamable HTTP at /mcp, with the same credentials (docs/mcp.md); its SDK loads only here.
+  const { registerMcpHttp } = await import('../mcp/http.js');
+  await app.register(async (scoped) =>
+    registerMcpHttp(scoped as unknown as ZodApp, { store, runtime: turns }),
+  );
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   if (options.inspector !== false) {
     const inspector = options.inspector ?? {};
