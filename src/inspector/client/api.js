@@ -2,6 +2,8 @@
  * The page's only way to the server: the public API (`/v1/...`) with the token the user entered, kept in
  * this tab's sessionStorage (never localStorage, never a cookie). No token means the local, keyless mode.
  */
+import { AgentStateHttpError, createClient } from '../../client/index.js';
+
 const TOKEN_KEY = 'agentstate.inspector.token';
 
 /** @returns {string | null} the token, '' for "no token (local server)", null when not chosen yet */
@@ -32,73 +34,31 @@ export function describeToken(token) {
   return { kind: 'tenant', label: 'tenant key' };
 }
 
-export class ApiError extends Error {
-  constructor(status, code, message) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
+/**
+ * The typed client of the API (agentstate/client), on this page's origin with the token above. Every POST
+ * carries a fresh Idempotency-Key (a turn or resume sent again after a broken connection runs once); a rate
+ * limit or a restarting server is waited out a little. Errors are `AgentStateHttpError`s: `status` (0 when
+ * the server did not answer), `code` and `message`.
+ */
+export const client = createClient({
+  baseUrl: '',
+  token: () => storedToken(),
+  retries: { retries: 2, maxDelayMs: 5000 },
+});
 
-/** Query string from an object, leaving out empty values. */
-export function query(params) {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
-  }
-  const text = search.toString();
-  return text === '' ? '' : `?${text}`;
-}
+export { AgentStateHttpError };
 
 /**
- * One API call. Throws ApiError with the API's `{error: {code, message}}`.
- * @param {string} path
- * @param {{method?: string, body?: unknown, headers?: Record<string, string>}} [options]
+ * Every item of a paged list, up to `max`.
+ * @param {(page: {limit: number, cursor?: string}) => Promise<{items: unknown[], next_cursor: string | null}>} list
  */
-export async function api(path, options = {}) {
-  const headers = { accept: 'application/json', ...(options.headers ?? {}) };
-  const token = storedToken();
-  if (token) headers.authorization = `Bearer ${token}`;
-  const init = { method: options.method ?? 'GET', headers };
-  if (options.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(options.body);
-  }
-  let response;
-  try {
-    response = await fetch(path, init);
-  } catch (error) {
-    throw new ApiError(0, 'network', `the server did not answer (${error.message})`);
-  }
-  const text = await response.text();
-  let data = null;
-  if (text !== '') {
-    try {
-      data = JSON.parse(text);
-    } catch {
-      data = null;
-    }
-  }
-  if (!response.ok) {
-    const error = data?.error ?? {};
-    throw new ApiError(response.status, error.code ?? `http_${response.status}`, error.message ?? text);
-  }
-  return data;
-}
-
-/** Every item of a paged list, up to `max`. */
-export async function all(path, params, max = 500) {
+export async function all(list, max = 500) {
   const items = [];
   let cursor;
   do {
-    const page = await api(`${path}${query({ ...params, limit: Math.min(max, 500), cursor })}`);
+    const page = await list({ limit: Math.min(max, 500), ...(cursor ? { cursor } : {}) });
     items.push(...page.items);
     cursor = page.next_cursor;
   } while (cursor && items.length < max);
   return items;
-}
-
-/** A fresh Idempotency-Key, so a POST retried by the user after a broken connection runs once. */
-export function idempotencyKey() {
-  return `inspector-${crypto.randomUUID()}`;
 }

@@ -4,7 +4,7 @@
  */
 
 import { ActionsTable } from './actions.jsx';
-import { api } from './api.js';
+import { client } from './api.js';
 import { ago } from './format.js';
 import { useNow, usePoll } from './hooks.js';
 import { Badge, Empty, ErrorNote, Section, SessionLink, TaskLink } from './ui.jsx';
@@ -13,14 +13,14 @@ const STUCK_MS = 60_000;
 
 async function loadAttention() {
   const [unknown, pending, failed] = await Promise.all([
-    api('/v1/actions?status=UNKNOWN&limit=500'),
-    api('/v1/actions?status=PENDING&limit=500'),
-    api('/v1/tasks?state=FAILED&limit=100'),
+    client.actions.list({ status: 'UNKNOWN', limit: 500 }),
+    client.actions.list({ status: 'PENDING', limit: 500 }),
+    client.tasks.list({ state: 'FAILED', limit: 100 }),
   ]);
   const taskIds = [...new Set(unknown.items.map((a) => a.task_id))];
-  const blocked = (
-    await Promise.all(taskIds.map((id) => api(`/v1/tasks/${encodeURIComponent(id)}`).catch(() => null)))
-  ).filter((task) => task !== null);
+  const blocked = (await Promise.all(taskIds.map((id) => client.tasks.get(id).catch(() => null)))).filter(
+    (task) => task !== null,
+  );
   return { unknown: unknown.items, pending: pending.items, failed: failed.items, blocked };
 }
 

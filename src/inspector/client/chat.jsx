@@ -1,6 +1,6 @@
 /** Talk to the session's agent: `POST /v1/sessions/{id}/turns`, one Idempotency-Key per message. */
 import { useState } from 'preact/hooks';
-import { api, idempotencyKey } from './api.js';
+import { client } from './api.js';
 import { ErrorNote } from './ui.jsx';
 
 export function Chat({ session, messages, onTurn }) {
@@ -15,11 +15,7 @@ export function Chat({ session, messages, onTurn }) {
     setBusy(true);
     setError(null);
     try {
-      await api(`/v1/sessions/${encodeURIComponent(session.id)}/turns`, {
-        method: 'POST',
-        body: { input: text },
-        headers: { 'idempotency-key': idempotencyKey() },
-      });
+      await client.sessions.turn(session.id, text);
       setInput('');
     } catch (e) {
       setError(e);

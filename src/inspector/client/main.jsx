@@ -1,7 +1,7 @@
 /** The inspector's entry: the token gate, the header with navigation, and the view of the current route. */
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, describeToken, storedToken, storeToken } from './api.js';
+import { client, describeToken, storedToken, storeToken } from './api.js';
 import { AttentionView } from './attention.jsx';
 import { POLL_MS, usePoll, useRoute } from './hooks.js';
 import { SessionView } from './session.jsx';
@@ -52,7 +52,7 @@ function TokenForm({ onDone, current }) {
 }
 
 function AttentionCount() {
-  const { data } = usePoll(() => api('/v1/actions?status=UNKNOWN&limit=500'), 'attention');
+  const { data } = usePoll(() => client.actions.list({ status: 'UNKNOWN', limit: 500 }), 'attention');
   const count = data?.items?.length ?? 0;
   return count > 0 ? (
     <span class="count">

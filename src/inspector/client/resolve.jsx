@@ -3,7 +3,7 @@
  * found downstream, or FAILED with a reason. `PATCH /v1/actions/{id}`; the API keeps who resolved it.
  */
 import { useState } from 'preact/hooks';
-import { api } from './api.js';
+import { client } from './api.js';
 import { ErrorNote } from './ui.jsx';
 
 export function ResolveForm({ action, onDone }) {
@@ -38,7 +38,7 @@ export function ResolveForm({ action, onDone }) {
     if (note.trim() !== '') body.note = note.trim();
     setBusy(true);
     try {
-      await api(`/v1/actions/${encodeURIComponent(action.id)}`, { method: 'PATCH', body });
+      await client.actions.update(action.id, body);
       onDone?.();
     } catch (e) {
       setError(e);

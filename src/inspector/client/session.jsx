@@ -3,7 +3,7 @@
  * the timeline, and the context the model would see now.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, all, api, idempotencyKey, query } from './api.js';
+import { AgentStateHttpError, all, client } from './api.js';
 import { Chat } from './chat.jsx';
 import { ago, countdown, dateTime } from './format.js';
 import { useNow, usePoll } from './hooks.js';
@@ -13,26 +13,27 @@ import { Badge, Empty, ErrorNote, Section } from './ui.jsx';
 
 async function checkpointsOf(id) {
   try {
-    return await all(`/v1/sessions/${encodeURIComponent(id)}/checkpoints`, {}, 200);
+    return await all((page) => client.sessions.checkpoints(id, page), 200);
   } catch (error) {
     // A server without the agent runtime has no checkpoint history (501): the rest still shows.
-    if (error instanceof ApiError && error.status === 501) return [];
+    if (error instanceof AgentStateHttpError && error.status === 501) return [];
     throw error;
   }
 }
 
 async function loadSession(id) {
-  const path = `/v1/sessions/${encodeURIComponent(id)}`;
   const [session, messages, taskList, checkpoints] = await Promise.all([
-    api(path),
-    all(`${path}/messages`, {}, 1000),
-    api(`/v1/tasks${query({ session_id: id, limit: 100 })}`),
+    client.sessions.get(id),
+    all((page) => client.messages.list(id, page), 1000),
+    client.tasks.list({ session_id: id, limit: 100 }),
     checkpointsOf(id),
   ]);
   const tasks = await Promise.all(
     taskList.items.map(async (task) => {
-      const base = `/v1/tasks/${encodeURIComponent(task.id)}`;
-      const [events, actions] = await Promise.all([api(`${base}/events`), api(`${base}/actions?limit=500`)]);
+      const [events, actions] = await Promise.all([
+        client.tasks.events(task.id),
+        client.tasks.actions(task.id, { limit: 500 }),
+      ]);
       return { task, events: events.items, actions: actions.items };
     }),
   );
@@ -45,11 +46,7 @@ function ResumeButton({ id, onDone }) {
   const resume = async () => {
     setState({ busy: true, error: null, reply: null });
     try {
-      const out = await api(`/v1/sessions/${encodeURIComponent(id)}/resume`, {
-        method: 'POST',
-        body: {},
-        headers: { 'idempotency-key': idempotencyKey() },
-      });
+      const out = await client.sessions.resume(id);
       setState({ busy: false, error: null, reply: out.reply });
     } catch (error) {
       setState({ busy: false, error, reply: null });
@@ -73,7 +70,7 @@ function ResumeButton({ id, onDone }) {
 }
 
 function Context({ id }) {
-  const { data, error } = usePoll(() => api(`/v1/sessions/${encodeURIComponent(id)}/context`), `ctx-${id}`);
+  const { data, error } = usePoll(() => client.sessions.context(id), `ctx-${id}`);
   return (
     <Section title="Context the model would see now" id="context-title">
       <ErrorNote error={error} />

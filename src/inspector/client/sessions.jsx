@@ -1,6 +1,6 @@
 /** The sessions list: counts by status, filters (status, user), open by id, and the table. */
 import { useState } from 'preact/hooks';
-import { api, query } from './api.js';
+import { client } from './api.js';
 import { ago, countdown } from './format.js';
 import { useNow, usePoll } from './hooks.js';
 import { Badge, Empty, ErrorNote, Section, SessionLink } from './ui.jsx';
@@ -8,7 +8,7 @@ import { Badge, Empty, ErrorNote, Section, SessionLink } from './ui.jsx';
 const STATUSES = ['active', 'waiting_for_user', 'paused', 'ended'];
 
 function Counts() {
-  const { data, error } = usePoll(() => api('/v1/sessions?limit=500'), 'counts');
+  const { data, error } = usePoll(() => client.sessions.list({ limit: 500 }), 'counts');
   const items = data?.items ?? [];
   const more = data?.next_cursor ? '+' : '';
   return (
@@ -55,7 +55,7 @@ export function SessionsView({ who }) {
   const now = useNow();
   const filters = { status, user_id: who.kind === 'user' ? '' : user.trim(), limit: 100 };
   const key = JSON.stringify(filters);
-  const { data, error, loaded } = usePoll(() => api(`/v1/sessions${query(filters)}`), key);
+  const { data, error, loaded } = usePoll(() => client.sessions.list(filters), key);
   const sessions = [...(data?.items ?? [])].sort((a, b) =>
     b.last_activity_at.localeCompare(a.last_activity_at),
   );

@@ -1,18 +1,17 @@
 /** One task: its state machine with the path taken, slots, status line, transitions and actions. */
 
 import { ActionsTable } from './actions.jsx';
-import { api } from './api.js';
+import { client } from './api.js';
 import { clock, dateTime } from './format.js';
 import { usePoll } from './hooks.js';
 import { TaskState } from './task-state.jsx';
 import { Empty, ErrorNote, Section, SessionLink } from './ui.jsx';
 
 async function loadTask(id) {
-  const path = `/v1/tasks/${encodeURIComponent(id)}`;
   const [task, events, actions] = await Promise.all([
-    api(path),
-    api(`${path}/events`),
-    api(`${path}/actions?limit=500`),
+    client.tasks.get(id),
+    client.tasks.events(id),
+    client.tasks.actions(id, { limit: 500 }),
   ]);
   return { task, events: events.items, actions: actions.items };
 }
