@@ -12,6 +12,7 @@ import { isMainThread } from 'node:worker_threads';
 import pino, { type Logger } from 'pino';
 import * as sonicBoom from 'sonic-boom';
 import { AgentStateError } from '../core/errors.js';
+import { activeTraceIds } from '../observability/tracing.js';
 
 // sonic-boom is CommonJS: under ESM its class is the module's default export.
 const SonicBoom = sonicBoom.default as unknown as typeof sonicBoom.SonicBoom;
@@ -63,5 +64,6 @@ export function createStdoutLogger(level: string): Logger {
       `AGENTSTATE_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got ${JSON.stringify(level)}`,
     );
   }
-  return pino({ level }, stdoutStream());
+  // A line logged inside a traced span (a request, a turn) carries its trace_id and span_id.
+  return pino({ level, mixin: () => activeTraceIds() ?? {} }, stdoutStream());
 }

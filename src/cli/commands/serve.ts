@@ -220,6 +220,10 @@ export function registerServeCommands(program: Command): void {
         await runClusterPrimary({ workers, storeUrl: url, dataDir: options.dataDir });
         return;
       }
+      // Traces when an OTEL_* variable asks for them (nothing is loaded otherwise): started before the
+      // store and the server are made, since both are traced from their start.
+      const { startTracing } = await import('../../observability/tracing-setup.js');
+      const tracing = await startTracing(process.env, { http: true });
       const { createMetrics } = await import('../../observability/metrics.js');
       const { instrumentStore } = await import('../../observability/instrumented-store.js');
       const metrics = createMetrics();
@@ -303,6 +307,7 @@ export function registerServeCommands(program: Command): void {
             await sweeper?.stop();
             await linked.close();
             await store.close();
+            await tracing?.shutdown();
           },
         });
         if (worker !== null) {

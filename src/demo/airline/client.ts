@@ -5,6 +5,7 @@
  */
 import { AgentStateError } from '../../core/errors.js';
 import { type HttpAnswer, HttpRequestError, httpRequest } from '../../net/http-request.js';
+import { withTraceHeaders } from '../../observability/tracing.js';
 import { ToolError } from '../../runtime/tool.js';
 import type { Booking, BookingRequest } from './booking.js';
 
@@ -56,7 +57,14 @@ export function createAirlineClient(options: AirlineClientOptions): AirlineClien
     signal: AbortSignal | undefined,
   ): Promise<HttpAnswer> {
     try {
-      return await httpRequest(`${base}${path}`, { ...init, timeoutMs, ...(signal ? { signal } : {}) });
+      // The active trace context goes along (traceparent), so the airline's log names the trace.
+      const headers = withTraceHeaders(init.headers ?? {});
+      return await httpRequest(`${base}${path}`, {
+        ...init,
+        headers,
+        timeoutMs,
+        ...(signal ? { signal } : {}),
+      });
     } catch (error) {
       if (!(error instanceof HttpRequestError)) throw error;
       if (error.kind === 'timeout') throw outcomeUnknown(`${path}: no answer within ${timeoutMs} ms`, error);

@@ -68,6 +68,18 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   }
 }
 
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/;
+
+/** A request that carries a W3C traceparent is logged with its trace id (one line on stderr). */
+function logTrace(req: IncomingMessage, path: string): void {
+  const header = req.headers.traceparent;
+  const match = typeof header === 'string' ? TRACEPARENT.exec(header) : null;
+  if (match === null) return;
+  process.stderr.write(
+    `${JSON.stringify({ service: 'airline', method: req.method, path, trace_id: match[1], parent_span_id: match[2] })}\n`,
+  );
+}
+
 function idempotencyKeyOf(req: IncomingMessage): string {
   const key = req.headers['idempotency-key'];
   if (typeof key !== 'string' || key === '') throw new HttpProblem(400, 'Idempotency-Key header is required');
@@ -103,6 +115,7 @@ function createHandler(ledger: AirlineLedger, delayMs: number, timings: BookingT
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://airline.local');
     const path = url.pathname;
+    logTrace(req, path);
     if (path === '/bookings') {
       if (req.method !== 'POST') throw new HttpProblem(405, `${req.method} is not allowed on /bookings`);
       const at = Date.now();

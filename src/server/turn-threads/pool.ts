@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
+import { traceparentOf } from '../../observability/tracing.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
@@ -264,9 +265,14 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   };
 
   const dispatch = async (scope: Scope, session: SessionRef, input: string | null): Promise<TurnResponse> => {
+    // The request's span, which the thread's spans of the turn go under (when traced).
+    const tp = traceparentOf();
+    const traced = tp === null ? {} : { traceparent: tp };
     const thread = await leastBusy(session.id);
     return ask<TurnResponse>(thread, true, (id) =>
-      input === null ? { type: 'resume', id, scope, session } : { type: 'turn', id, scope, session, input },
+      input === null
+        ? { type: 'resume', id, scope, session, ...traced }
+        : { type: 'turn', id, scope, session, input, ...traced },
     );
   };
 

@@ -27,8 +27,16 @@ export type ToThread =
       readonly scope: Scope;
       readonly session: SessionRef;
       readonly input: string;
+      /** The W3C traceparent of the main thread's span the turn belongs to, when traced. */
+      readonly traceparent?: string;
     }
-  | { readonly type: 'resume'; readonly id: number; readonly scope: Scope; readonly session: SessionRef }
+  | {
+      readonly type: 'resume';
+      readonly id: number;
+      readonly scope: Scope;
+      readonly session: SessionRef;
+      readonly traceparent?: string;
+    }
   | { readonly type: 'metrics'; readonly id: number }
   | { readonly type: 'close' };
 

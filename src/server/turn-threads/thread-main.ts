@@ -7,6 +7,8 @@ import { type MessagePort, parentPort, workerData } from 'node:worker_threads';
 import { instrumentStore } from '../../observability/instrumented-store.js';
 import { createMetrics } from '../../observability/metrics.js';
 import { meteredModel } from '../../observability/model-metrics.js';
+import { underTraceparent } from '../../observability/tracing.js';
+import { startTracing } from '../../observability/tracing-setup.js';
 import { openStore } from '../../store/open.js';
 import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import { type LinkedAgents, linkAgentsModules } from '../agents-modules.js';
@@ -28,6 +30,8 @@ const THREAD_CHECKPOINT_MS = 2 ** 31 - 1;
 
 async function start(): Promise<void> {
   adoptWriteLockBuffers(data.writeLocks);
+  // The thread's own tracer provider (a worker has its own globals), before its store is made.
+  const tracing = await startTracing(process.env, { http: false });
   const metrics = createMetrics({ processMetrics: false });
   const store = instrumentStore(
     await openStore(data.storeUrl, {
@@ -59,10 +63,16 @@ async function start(): Promise<void> {
   port.on('message', (message: ToThread) => {
     switch (message.type) {
       case 'turn':
-        answer(message.id, () => runner.runTurn(message.scope, message.session, message.input));
+        answer(message.id, () =>
+          underTraceparent(message.traceparent, () =>
+            runner.runTurn(message.scope, message.session, message.input),
+          ),
+        );
         return;
       case 'resume':
-        answer(message.id, () => runner.resume(message.scope, message.session));
+        answer(message.id, () =>
+          underTraceparent(message.traceparent, () => runner.resume(message.scope, message.session)),
+        );
         return;
       case 'metrics':
         void metrics.registry
@@ -73,6 +83,7 @@ async function start(): Promise<void> {
         void (async () => {
           await Promise.allSettled([...inFlight]);
           await store.close();
+          await tracing?.shutdown();
           port.close();
         })();
         return;
