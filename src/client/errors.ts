@@ -109,8 +109,16 @@ export function errorOfResponse(response: Response, body: unknown, request: stri
 
 /** A request that got no answer (after its retries). */
 export function networkError(cause: unknown, request: string, baseUrl: string): AgentStateHttpError {
-  const code = (cause as { cause?: { code?: unknown } } | null)?.cause?.code;
-  const reason = typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+  // fetch throws `TypeError: fetch failed` whose own cause says why (`ECONNREFUSED`, `bad port`, ...).
+  const inner = (cause as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  const reason =
+    typeof inner?.code === 'string'
+      ? inner.code
+      : typeof inner?.message === 'string'
+        ? inner.message
+        : cause instanceof Error
+          ? cause.message
+          : String(cause);
   return new AgentStateHttpError({
     code: 'network',
     status: 0,

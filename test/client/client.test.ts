@@ -4,6 +4,7 @@
  * Idempotency-Key), and the codes the client knows are the server's.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -46,6 +47,15 @@ function recordingFetch(log: { method: string; path: string; key: string | null 
     });
     return fetch(request);
   };
+}
+
+/** A loopback port nothing listens on: one a server was given, then closed. */
+async function closedPort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
 }
 
 async function rejection(promise: Promise<unknown>): Promise<AgentStateHttpError> {
@@ -114,13 +124,15 @@ describe('agentstate/client on a real server', () => {
 
   it('a connection refused is code network, status 0, after its bounded retries', async () => {
     const log: { method: string; path: string; key: string | null }[] = [];
+    const port = await closedPort();
     const closed = createClient({
-      baseUrl: 'http://127.0.0.1:9',
+      baseUrl: `http://127.0.0.1:${port}`,
       retries: { retries: 2, baseDelayMs: 1 },
       fetch: recordingFetch(log),
     });
     const error = await rejection(closed.health());
     expect(error).toMatchObject({ code: 'network', status: 0, retryAfterMs: null });
+    expect(error.message).toBe(`cannot reach the server at http://127.0.0.1:${port} (ECONNREFUSED)`);
     expect(log).toHaveLength(3);
   });
 
