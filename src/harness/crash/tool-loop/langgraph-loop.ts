@@ -57,6 +57,7 @@ function toChat(message: BaseMessage): JsonObject {
 export function chatModel(
   baseURL: string,
   tools: readonly Pick<AgentTool, 'name' | 'description' | 'parameters'>[],
+  options: { readonly model?: string; readonly apiKey?: string } = {},
 ) {
   const specs = tools.map((t) => ({
     type: 'function',
@@ -64,7 +65,12 @@ export function chatModel(
   }));
   return RunnableLambda.from(async (messages: BaseMessage[]) => {
     const answer = await chatCompletion(
-      { baseURL, model: 'scripted', maxRetries: 0 },
+      {
+        baseURL,
+        model: options.model ?? 'scripted',
+        maxRetries: 0,
+        ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+      },
       { messages: messages.map(toChat), tools: specs, tool_choice: 'auto' },
     );
     return new AIMessage({
