@@ -4,12 +4,13 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MemoryItem, Session } from '../../src/core/model.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
 import { BUILT_MAIN, hasStackTrace, spawnBuiltCli, tempDir } from '../cli/run.js';
-import { connectStdio, ok, refused, resourceText } from './helpers.js';
+import { connectStdio, newClient, ok, refused, resourceText } from './helpers.js';
 
 const temp = tempDir();
 const url = `sqlite:${join(temp.dir, 'state.db')}`;
@@ -118,6 +119,21 @@ describe('agentstate mcp (stdio)', () => {
       });
     } finally {
       await other.client.close();
+    }
+  });
+
+  it("is the package's agentstate/mcp, for any transport of the SDK", async () => {
+    const { createMcpServer } = await import('agentstate/mcp');
+    const server = createMcpServer({ store, access: { tenant_id: tenant, user_id: 'bob' } });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = newClient();
+    await client.connect(clientSide);
+    try {
+      const pin = await ok<{ item: MemoryItem }>(client, 'memory_get', { namespace: 'facts', key: 'pin' });
+      expect(pin.item).toMatchObject({ user_id: 'bob', value: 1234 });
+    } finally {
+      await client.close();
     }
   });
 
