@@ -62,8 +62,9 @@ export function checkTracingEnv(env: Env): void {
       );
   for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
     const value = set(env, name);
-    if (value !== null && !URL.canParse(value))
-      throw new Error(`${name}=${JSON.stringify(value)}: not a URL`);
+    const protocol = value === null || !URL.canParse(value) ? null : new URL(value).protocol;
+    if (value !== null && protocol !== 'http:' && protocol !== 'https:')
+      throw new Error(`${name}=${JSON.stringify(value)}: not an http:// or https:// URL`);
   }
   const ratio = set(env, 'OTEL_TRACES_SAMPLER_ARG');
   if (ratio !== null && (env.OTEL_TRACES_SAMPLER ?? '').includes('traceidratio')) {
