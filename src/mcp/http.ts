@@ -2,11 +2,11 @@
  * MCP over Streamable HTTP at `/mcp` on the HTTP server, stateless: every POST is answered on its own (no
  * `Mcp-Session-Id`), by a server made for that request with the access of its credential. The server's
  * `onRequest` hook has already authenticated the bearer token (a tenant key, a user token, or loopback
- * mode), so `/mcp` takes exactly the credentials of the REST API and sees what they see; the rate limit and
- * the body limit apply as to any route. A GET (a stream of server-sent messages) or a DELETE (the end of a
+ * mode), so `/mcp` takes exactly the credentials of the REST API and sees what they see; the rate limit, the
+ * body limit and `Idempotency-Key` apply as to any route, since the answer is sent through fastify. A GET (a stream of server-sent messages) or a DELETE (the end of a
  * session) has nothing to do without sessions and answers 405.
  */
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodApp } from '../http/deps.js';
@@ -32,11 +32,21 @@ function jsonRpcError(reply: FastifyReply, status: number, code: number, message
     .send(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
+/** The request as the web-standard transport reads it: its URL and headers (the body is parsed already). */
+function webRequestOf(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const one of value) headers.append(name, one);
+  }
+  return new Request(`http://${request.host}${request.url}`, { method: request.method, headers });
+}
+
 /** Registers POST, GET and DELETE `/mcp` on the app (hidden from the OpenAPI document). */
 export function registerMcpHttp(app: ZodApp, options: McpHttpOptions): void {
   const { store, runtime = null } = options;
 
-  const post = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  const post = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
     const { tenant_id, user_id } = request.principal;
     const access: McpAccess = { tenant_id, user_id };
     const server = createMcpServer({
@@ -46,33 +56,22 @@ export function registerMcpHttp(app: ZodApp, options: McpHttpOptions): void {
       ...(options.version === undefined ? {} : { version: options.version }),
       log: (error, where) => request.log.error({ err: error }, `mcp: ${where} failed`),
     });
-    const transport = new StreamableHTTPServerTransport({
+    // The web-standard transport answers a Response, which fastify sends: the answer goes through the
+    // server's hooks (request log, metrics, Idempotency-Key) like any route's.
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
     });
-    // From here the transport writes the answer to the raw response: fastify sends nothing more.
-    reply.hijack();
-    reply.raw.once('close', () => {
-      void transport.close();
-      void server.close();
-    });
     try {
       await server.connect(transport);
-      await transport.handleRequest(request.raw, reply.raw, request.body);
-    } catch (error) {
-      request.log.error({ err: error }, 'mcp: the request failed');
-      if (!reply.raw.headersSent) {
-        reply.raw.writeHead(500, { 'content-type': 'application/json' });
-        reply.raw.end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            error: { code: ErrorCode.InternalError, message: 'internal error' },
-            id: null,
-          }),
-        );
-      } else if (!reply.raw.writableEnded) {
-        reply.raw.end();
-      }
+      const response = await transport.handleRequest(webRequestOf(request), { parsedBody: request.body });
+      const text = await response.text();
+      response.headers.forEach((value, name) => {
+        if (name !== 'content-length') void reply.header(name, value);
+      });
+      return reply.status(response.status).send(text === '' ? undefined : text);
+    } finally {
+      await server.close();
     }
   };
 

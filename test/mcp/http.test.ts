@@ -314,6 +314,36 @@ describe('the endpoint', () => {
     expect(body.result.tools).toHaveLength(9);
   });
 
+  it('keeps an Idempotency-Key as every POST route does: the same call replays, another body is refused', async () => {
+    const post = (key: string, value: string) =>
+      fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${server.tokens.alice}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'memory_put', arguments: { namespace: 'idem', key: 'k', value } },
+        }),
+      });
+    const key = `mcp-${Date.now()}`;
+    const first = await post(key, 'one');
+    expect(first.status).toBe(200);
+    const firstBody = await first.text();
+    const again = await post(key, 'one');
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.text()).toBe(firstBody);
+    expect((await post(key, 'two')).status).toBe(409);
+    const alice = await as(server.tokens.alice);
+    const stored = await ok<{ item: MemoryItem }>(alice, 'memory_get', { namespace: 'idem', key: 'k' });
+    expect(stored.item.value).toBe('one');
+  });
+
   it('is not in the OpenAPI document', async () => {
     const doc = await rest<{ paths: Record<string, unknown> }>(server.url, 'GET', '/openapi.json');
     expect(Object.keys(doc.body.paths)).not.toContain('/mcp');
