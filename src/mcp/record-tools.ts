@@ -109,7 +109,7 @@ export function registerRecordTools(server: McpServer, deps: RecordToolDeps): vo
     {
       title: "List a session's messages",
       description:
-        'Lists the messages of a session in order, those after after_seq. Answers {messages, next_after_seq}: pass next_after_seq back for more (null when there are none).',
+        'Lists the messages of a session in order, those after after_seq. Answers {messages, next_after_seq}: pass next_after_seq back as after_seq for the next page (null once a page comes back short: there is no more).',
       inputSchema: z.strictObject({
         session_id: SessionIdArg,
         after_seq: z
