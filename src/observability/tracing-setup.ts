@@ -31,6 +31,9 @@ const SAMPLERS = [
 ];
 const EXPORTERS = ['otlp', 'console', 'none'];
 
+/** Routes whose requests get no span: Prometheus scrapes and health probes. */
+const UNTRACED_PATHS = new Set(['/metrics', '/healthz', '/readyz']);
+
 type Env = Readonly<Record<string, string | undefined>>;
 
 const set = (env: Env, name: string): string | null => {
@@ -90,7 +93,9 @@ export async function startTracing(env: Env, options: { readonly http: boolean }
   const instrumentations = [];
   if (options.http) {
     const { FastifyOtelInstrumentation } = await import('@fastify/otel');
-    instrumentations.push(new FastifyOtelInstrumentation({ registerOnInitialization: true }));
+    // Scrapes and probes make no traces.
+    const ignorePaths = ({ url }: { url: string }) => UNTRACED_PATHS.has(url);
+    instrumentations.push(new FastifyOtelInstrumentation({ registerOnInitialization: true, ignorePaths }));
   }
   const sdk = new NodeSDK({
     ...(set(env, 'OTEL_SERVICE_NAME') === null ? { serviceName: 'agentstate' } : {}),
