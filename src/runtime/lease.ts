@@ -18,6 +18,8 @@ export interface HeldLease {
   readonly owner: string;
   /** False once released (by `release`, or by a commit that freed it: `releasedWith`). */
   readonly held: boolean;
+  /** The expiry the store last granted (TurnBatch.release_lease.expires_at). */
+  readonly expiresAt: string;
   /**
    * Extends the lease once a third of its TTL has passed since it was taken or last extended (before that
    * it cannot have run out, and a store call per commit would be wasted); throws `conflict` when another
@@ -55,6 +57,7 @@ export async function acquireSessionLease(
     );
   }
   let released = false;
+  let expiresAt = lease.expires_at;
   const renewEvery = Math.max(1_000, Math.floor(ttlMs / 3));
   // Counted from before the store was asked, so the lease is known to live at least until renewedAt + ttl.
   let renewedAt = askedAt;
@@ -68,6 +71,7 @@ export async function acquireSessionLease(
       });
     }
     renewedAt = startedAt;
+    expiresAt = again.expires_at;
   };
   const renew = async () => {
     if (Date.now() - renewedAt < ttlMs / 3) return;
@@ -84,6 +88,9 @@ export async function acquireSessionLease(
     owner,
     get held() {
       return !released;
+    },
+    get expiresAt() {
+      return expiresAt;
     },
     renew,
     release: async () => {

@@ -25,9 +25,11 @@ export interface TurnBatch {
   /**
    * A lease of the scope's user to free once the rest of the batch is written: where the store can, in the
    * same commit (a run's final commit ends its lease with it, a round trip fewer). Freed only when `owner`
-   * holds it, as `releaseLease` does; a batch that fails frees nothing.
+   * holds it, as `releaseLease` does; a batch that fails frees nothing. `expires_at`, when given, is the
+   * expiry the owner was last granted (by `acquireLease`): the store then frees the lease if it still holds
+   * that expiry without reading it first, and reads it as without the field when it does not.
    */
-  readonly release_lease?: { readonly name: string; readonly owner: string };
+  readonly release_lease?: { readonly name: string; readonly owner: string; readonly expires_at?: string };
   /**
    * Items of the scope's user's long-term memory, each written as `putMemory` writes it (a live item keeps
    * its `created_at`), in the same commit as the rest: a run writes what a task's user chose with the

@@ -11,14 +11,27 @@ export async function acquireLease(
   owner: string,
   ttl_ms: number,
 ): Promise<Lease | null> {
+  const expires_ms = op.now + ttl_ms;
+  const taken = { name, owner, expires_at: isoAt(expires_ms) };
+  // Most leases are free (a run's last commit frees its session's): take it with one insert, then read.
+  if (await op.tx.putLease(scope, name, { owner, expires_ms }, null)) return taken;
   const held = await op.tx.getLease(scope, name);
   if (held !== null && held.owner !== owner && held.expires_ms > op.now) return null;
-  const expires_ms = op.now + ttl_ms;
   if (!(await op.tx.putLease(scope, name, { owner, expires_ms }, held))) return null;
-  return { name, owner, expires_at: isoAt(expires_ms) };
+  return taken;
 }
 
-export async function releaseLease(op: WriteOp, scope: Scope, name: string, owner: string): Promise<boolean> {
+/** `granted`: the expiry the owner says it holds; freed without a read when the lease still has it. */
+export async function releaseLease(
+  op: WriteOp,
+  scope: Scope,
+  name: string,
+  owner: string,
+  granted?: number,
+): Promise<boolean> {
+  if (granted !== undefined && granted > op.now) {
+    if (await op.tx.deleteLease(scope, name, { owner, expires_ms: granted })) return true;
+  }
   const held = await op.tx.getLease(scope, name);
   if (held === null || held.owner !== owner || held.expires_ms <= op.now) return false;
   return op.tx.deleteLease(scope, name, held);

@@ -216,9 +216,10 @@ export interface StoreDriver extends DriverMaintenance {
   /** Optional fast paths (absent: the generic path). */
   readonly fast?: DriverFastPaths;
   /**
-   * Runs `work` atomically (see the header). `single`: the work makes one write call of the driver, after
-   * its reads, and acts on that call's answer (an insert that may find its id taken, or a compare-and-swap):
-   * a driver whose every write call is atomic by itself may run it without a transaction.
+   * Runs `work` atomically (see the header). `single`: each write call of the work is an insert that may
+   * find its id taken or a compare-and-swap against what it read, and the work acts on that call's answer
+   * (so it is right without isolation between its calls): a driver whose every write call is atomic by
+   * itself may run it without a transaction.
    */
   transaction<T>(work: (tx: DriverTx) => Promise<T>, options?: { readonly single?: boolean }): Promise<T>;
   /**

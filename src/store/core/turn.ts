@@ -4,6 +4,7 @@
  * memory items, the open tasks it lists, and the lease it frees.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
+import { isoAt } from '../../core/clock.js';
 import {
   type Action,
   type Checkpoint,
@@ -29,6 +30,10 @@ import { checkNewMemory, writeMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
+
+function isoTimestamp(text: string, ms: number | undefined): boolean {
+  return ms !== undefined && Number.isFinite(ms) && isoAt(ms) === text;
+}
 
 function list<T>(env: CoreEnv, value: readonly T[] | undefined, path: string): readonly T[] {
   if (value === undefined) return [];
@@ -84,9 +89,14 @@ export function checkBatch(env: CoreEnv, batch: TurnBatch) {
   let release = null;
   if (batch.release_lease !== undefined) {
     v.record(batch.release_lease, 'batch.release_lease', RELEASE_LEASE_FIELDS);
+    const granted = batch.release_lease.expires_at;
+    const expires_ms = granted === undefined ? undefined : Date.parse(String(granted));
+    if (granted !== undefined && (typeof granted !== 'string' || !isoTimestamp(granted, expires_ms)))
+      v.fail('batch.release_lease.expires_at must be an ISO timestamp as acquireLease returns it');
     release = {
       name: v.name(batch.release_lease.name, 'batch.release_lease.name'),
       owner: v.name(batch.release_lease.owner, 'batch.release_lease.owner'),
+      expires_ms,
     };
   }
   const memory = list(env, batch.put_memory, 'batch.put_memory').map((m, i) =>
@@ -165,5 +175,6 @@ export async function commitTurn(
   const open = listOpen ? await listOpenTasks(op, scope, b) : null;
   if (open !== null) result = { ...result, open_tasks: open };
   if (b.release === null) return result;
-  return { ...result, lease_released: await releaseLease(op, scope, b.release.name, b.release.owner) };
+  const { name, owner, expires_ms } = b.release;
+  return { ...result, lease_released: await releaseLease(op, scope, name, owner, expires_ms) };
 }

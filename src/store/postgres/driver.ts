@@ -5,7 +5,16 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
-import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
+import {
+  OptimisticMiss,
+  type SqlDialect,
+  type SqlDriver,
+  type SqlExecutor,
+  type SqlParam,
+  type SqlRow,
+  type SweepPacing,
+} from '../sql/executor.js';
+import { OptimisticExecutor } from './optimistic.js';
 import { ReclaimState, reclaimPostgres } from './reclaim.js';
 
 export const POSTGRES_DIALECT: SqlDialect = {
@@ -206,8 +215,40 @@ export function postgresDriver({
     }
   };
 
+  /**
+   * The work's reads and its one kept statement on one connection, outside a transaction. Whatever fails
+   * before that statement is sent wrote nothing: a miss. The statement failing on a guard or a taken key
+   * wrote nothing either: a miss. A connection lost while it ran may have committed it: that is thrown.
+   */
+  const optimistic = async <T>(work: (q: OptimisticExecutor) => Promise<T>): Promise<T> => {
+    const client = await checkout();
+    let broken: Error | undefined;
+    try {
+      const kept = new OptimisticExecutor(executor(client));
+      let result: T;
+      try {
+        result = await work(kept);
+      } catch (error) {
+        if (kept.failed !== undefined && connectionLost(kept.failed))
+          broken = kept.failed instanceof Error ? kept.failed : new Error(String(kept.failed));
+        throw error instanceof OptimisticMiss ? error : new OptimisticMiss(String(error));
+      }
+      try {
+        await kept.flush();
+      } catch (error) {
+        if (!connectionLost(error)) throw new OptimisticMiss(`the kept statement failed (${codeOf(error)})`);
+        broken = error instanceof Error ? error : new Error(String(error));
+        throw error;
+      }
+      return result;
+    } finally {
+      client.release(broken);
+    }
+  };
+
   return {
     dialect: POSTGRES_DIALECT,
+    optimistic,
     query: {
       all: (sql, params) => single((q) => q.all(sql, params)),
       get: (sql, params) => single((q) => q.get(sql, params)),

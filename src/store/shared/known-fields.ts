@@ -59,7 +59,7 @@ export const BATCH_FIELDS = [
 ] as const;
 export const LIST_OPEN_TASKS_FIELDS = ['session_id', 'limit'] as const;
 export const SESSION_HEAD_FIELDS = ['open_tasks', 'next_run'] as const;
-export const RELEASE_LEASE_FIELDS = ['name', 'owner'] as const;
+export const RELEASE_LEASE_FIELDS = ['name', 'owner', 'expires_at'] as const;
 export const VERSIONED_PATCH_FIELDS = ['id', 'expected_version', 'patch'] as const;
 export const BATCH_MESSAGES_FIELDS = ['session_id', 'items'] as const;
 export const MEMORY_FIELDS = ['namespace', 'key', 'value', 'ttl_seconds'] as const;

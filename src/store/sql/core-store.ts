@@ -34,6 +34,11 @@ export class SqlCoreStore extends CoreStore {
     return this.rows.onReclaimError;
   }
 
+  /** Optimistic writes (PostgreSQL) that ran again in a transaction since the store opened. */
+  get optimisticMisses(): number {
+    return this.rows.optimisticMisses;
+  }
+
   /** How many storage reclaims after sweeps failed since the store opened, and the last one's error. */
   get reclaimErrors(): { readonly count: number; readonly last: unknown } {
     return this.rows.reclaimErrors;

@@ -5,6 +5,24 @@
 
 export type SqlParam = string | number | null;
 
+/** An optimistic attempt that cannot finish (nothing of it was written): run the work in a transaction. */
+export class OptimisticMiss extends Error {
+  constructor(reason: string) {
+    super(`optimistic write missed: ${reason}`);
+    this.name = 'OptimisticMiss';
+  }
+}
+
+/** Writes an optimistic attempt keeps for its one statement at the end (postgres/optimistic.ts). */
+export interface DeferredWrites {
+  /** A condition (a SELECT that must find a row) checked and locked with the writes, under `key`. */
+  hold(key: string, sql: string, params: readonly SqlParam[]): void;
+  /** A write kept under `key`, replacing a hold or write of the same key. */
+  write(key: string, sql: string, params: readonly SqlParam[]): void;
+  /** A read of one row by its key, which the caller knows this attempt has not written. */
+  getRow(sql: string, params: readonly SqlParam[]): Promise<SqlRow | undefined>;
+}
+
 /**
  * A LIMIT whose value is a parameter. SQLite's planner reads the value bound to a plain `LIMIT ?` and marks
  * the statement to be prepared again each time it is bound anew: every run of such a statement was parsed
@@ -69,6 +87,12 @@ export interface SqlDriver {
    * when it throws, and rethrows.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` optimistically (PostgreSQL, see postgres/optimistic.ts): reads as single statements, writes
+   * kept and sent as one guarded statement at the end. Throws `OptimisticMiss` (nothing written) when the
+   * work must run again in `transaction`. Absent: every write runs in `transaction`.
+   */
+  optimistic?<T>(fn: (tx: SqlExecutor & DeferredWrites) => Promise<T>): Promise<T>;
   /** Runs `fn` on one consistent snapshot (a read transaction). */
   snapshot<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   /**

@@ -3,8 +3,8 @@ import { isoAt } from '../../core/clock.js';
 import type { JsonValue } from '../../core/json.js';
 import type { MemoryItem } from '../../core/model.js';
 import type { DriverTx, Listed, RequestKeyRow } from '../core/driver.js';
-import type { StoredResponse } from '../types.js';
-import { LIMIT_PARAM, type SqlParam } from './executor.js';
+import type { Scope, StoredResponse } from '../types.js';
+import { LIMIT_PARAM, OptimisticMiss, type SqlParam } from './executor.js';
 import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
 
@@ -24,13 +24,22 @@ type ItemRows = Pick<
 
 const ms = (iso: unknown) => Date.parse(String(iso));
 
-export function itemRows({ q }: SqlTxEnv): ItemRows {
+const memoryKey = (scope: Scope, namespace: string, key: string) =>
+  `memory:${scope.tenant_id}\u0000${scope.user_id}\u0000${namespace}\u0000${key}`;
+
+export function itemRows({ q, deferred, kept }: SqlTxEnv): ItemRows {
   return {
     async getMemory(scope, namespace, key) {
-      const row = await q.get(
-        `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`,
-        [scope.tenant_id, scope.user_id, namespace, key],
-      );
+      const sql = `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`;
+      const params = [scope.tenant_id, scope.user_id, namespace, key];
+      if (deferred !== null) {
+        // Optimistic: an item it wrote is read back from what it wrote; any other by its key.
+        const own = kept.get(memoryKey(scope, namespace, key));
+        if (own?.kind === 'memory') return own.row;
+        const row = await deferred.getRow(sql, params);
+        return row === undefined ? null : toMemory(row);
+      }
+      const row = await q.get(sql, params);
       return row === undefined ? null : toMemory(row);
     },
     async listMemory(scope, namespace, filter, page) {
@@ -71,8 +80,12 @@ export function itemRows({ q }: SqlTxEnv): ItemRows {
           item.expires_at,
         ],
       );
+      if (deferred !== null)
+        kept.set(memoryKey(item, item.namespace, item.key), { kind: 'memory', row: item });
     },
     async deleteMemory(scope, namespace, key) {
+      // A delete may find nothing to delete: not a write an optimistic attempt can guard.
+      if (deferred !== null) throw new OptimisticMiss('a memory delete');
       await q.run('DELETE FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?', [
         scope.tenant_id,
         scope.user_id,

@@ -60,7 +60,30 @@ function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | nul
   };
 }
 
-export function sessionRows({ q, counts, sessionLock, sessions, seen }: SqlTxEnv): SessionRows {
+const UPDATE_SESSION = `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?,
+  updated_at = ?, last_activity_at = ?, expires_at = ?, ended_at = ?, message_count = message_count + ?
+  WHERE id = ? AND version = ? AND expires_at = ?`;
+
+function updateParams(next: Session, added: number, previous: Session): SqlParam[] {
+  return [
+    next.agent,
+    next.status,
+    toJson(next.context),
+    next.version,
+    next.ttl_seconds,
+    next.updated_at,
+    next.last_activity_at,
+    next.expires_at,
+    next.ended_at,
+    added,
+    previous.id,
+    previous.version,
+    previous.expires_at,
+  ];
+}
+
+export function sessionRows(env: SqlTxEnv): SessionRows {
+  const { q, counts, sessionLock, sessions, seen, deferred, pendingSessions } = env;
   if (sessions !== undefined) return elsewhere(sessions);
   return {
     async getSession(scope, id) {
@@ -77,6 +100,12 @@ export function sessionRows({ q, counts, sessionLock, sessions, seen }: SqlTxEnv
       if (seen !== null) {
         if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
         seen.set(id, session);
+        // Optimistic: what was read must still be so when the writes land (and stays so until then).
+        deferred?.hold(
+          `session:${id}`,
+          'SELECT 1 FROM sessions WHERE id = ? AND version = ? AND expires_at = ? FOR SHARE',
+          [id, session.version, session.expires_at],
+        );
       }
       return session;
     },
@@ -127,26 +156,21 @@ export function sessionRows({ q, counts, sessionLock, sessions, seen }: SqlTxEnv
       // Messages appended in this transaction are counted with the same statement.
       const count = counts.get(next.id);
       const added = count?.added ?? 0;
-      const changed = await q.run(
-        `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?, updated_at = ?,
-          last_activity_at = ?, expires_at = ?, ended_at = ?, message_count = message_count + ?
-          WHERE id = ? AND version = ? AND expires_at = ?`,
-        [
-          next.agent,
-          next.status,
-          toJson(next.context),
-          next.version,
-          next.ttl_seconds,
-          next.updated_at,
-          next.last_activity_at,
-          next.expires_at,
-          next.ended_at,
-          added,
-          previous.id,
-          previous.version,
-          previous.expires_at,
-        ],
-      );
+      let changed: number;
+      if (deferred === null) {
+        changed = await q.run(UPDATE_SESSION, updateParams(next, added, previous));
+      } else {
+        // Kept: a session written twice is written once, against the row as first read.
+        const pending = pendingSessions.get(next.id) ?? { previous, added: 0 };
+        pending.added += added;
+        pendingSessions.set(next.id, pending);
+        deferred.write(
+          `session:${next.id}`,
+          UPDATE_SESSION,
+          updateParams(next, pending.added, pending.previous),
+        );
+        changed = 1;
+      }
       if (changed === 1 && count !== undefined)
         counts.set(next.id, { stored: count.stored + added, added: 0 });
       if (changed === 1) seen?.set(next.id, next);

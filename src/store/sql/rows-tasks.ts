@@ -2,10 +2,11 @@
 
 import type { Action, Task, TaskEvent } from '../../core/model.js';
 import { OPEN_TASK_STATES, type TaskState } from '../../core/model.js';
+import { Checks } from '../core/checks.js';
 import type { DriverTx, Listed, PageRequest } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
-import { LIMIT_PARAM, type SqlExecutor, type SqlParam, type SqlRow } from './executor.js';
+import { LIMIT_PARAM, OptimisticMiss, type SqlExecutor, type SqlParam, type SqlRow } from './executor.js';
 import {
   ACTION_COLUMNS,
   EVENT_COLUMNS,
@@ -65,14 +66,37 @@ async function page<T>(
 
 const ACTION_VALUES = Array(17).fill('?').join(', ');
 
-export function taskRows({ q }: SqlTxEnv): TaskRows {
+const UPDATE_TASK = `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?,
+  updated_at = ?, closed_at = ? WHERE id = ? AND version = ?`;
+
+function updateTaskParams(next: Task, previous: Task): SqlParam[] {
+  return [
+    next.state,
+    toJson(next.slots),
+    next.status_line,
+    toJson(next.data),
+    next.session_id,
+    next.version,
+    next.updated_at,
+    next.closed_at,
+    previous.id,
+    previous.version,
+  ];
+}
+
+export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
   return {
     async getTask(scope, id) {
       const where = scopeCheck(scope);
-      const row = await q.get(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND ${where.sql}`, [
-        id,
-        ...where.params,
-      ]);
+      const sql = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND ${where.sql}`;
+      if (deferred !== null) {
+        // Optimistic: a task it wrote is read back from what it wrote; any other by its key.
+        const own = kept.get(`task:${id}`);
+        if (own?.kind === 'task') return Checks.inScope(scope, own.row) ? own.row : null;
+        const row = await deferred.getRow(sql, [id, ...where.params]);
+        return row === undefined ? null : toTask(row);
+      }
+      const row = await q.get(sql, [id, ...where.params]);
       return row === undefined ? null : toTask(row);
     },
     listTasks(scope, filter, at) {
@@ -113,25 +137,21 @@ export function taskRows({ q }: SqlTxEnv): TaskRows {
           t.closed_at,
         ],
       );
+      if (changed === 1 && deferred !== null)
+        kept.set(`task:${t.id}`, { kind: 'task', row: t, previous: null });
       return changed === 1;
     },
     async replaceTask(next, previous) {
-      const changed = await q.run(
-        `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?, updated_at = ?,
-          closed_at = ? WHERE id = ? AND version = ?`,
-        [
-          next.state,
-          toJson(next.slots),
-          next.status_line,
-          toJson(next.data),
-          next.session_id,
-          next.version,
-          next.updated_at,
-          next.closed_at,
-          previous.id,
-          previous.version,
-        ],
-      );
+      if (deferred !== null) {
+        // Kept: a task written twice is written once, against the row as first read.
+        const own = kept.get(`task:${next.id}`);
+        const first = own?.kind === 'task' ? own.previous : previous;
+        if (first === null) throw new OptimisticMiss('a task written after its insert');
+        deferred.write(`task:${next.id}`, UPDATE_TASK, updateTaskParams(next, first));
+        kept.set(`task:${next.id}`, { kind: 'task', row: next, previous: first });
+        return true;
+      }
+      const changed = await q.run(UPDATE_TASK, updateTaskParams(next, previous));
       return changed === 1;
     },
     async addTaskEvent(e: TaskEvent) {

@@ -9,7 +9,7 @@ import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
 import type { ReadScope, StoreCapabilities } from '../types.js';
 import { LastCheckpoints } from './context.js';
-import type { SqlDriver, SqlExecutor } from './executor.js';
+import { type DeferredWrites, OptimisticMiss, type SqlDriver, type SqlExecutor } from './executor.js';
 import { SqlMaintenance } from './maintenance.js';
 import { checkpointRows } from './rows-checkpoints.js';
 import { itemRows } from './rows-items.js';
@@ -33,6 +33,11 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   private readonly lastCheckpoints = new LastCheckpoints();
   private key: Promise<Buffer> | null = null;
   readonly fast: DriverFastPaths | undefined;
+  /** True with optimistic writes: their reads inside a transaction do not see its own writes. */
+  readonly listsAfterCommit: boolean;
+  /** Optimistic writes that had to run again in a transaction (a contended row, a taken key, ...). */
+  optimisticMisses = 0;
+  private readonly optimistic: boolean;
   private readonly sessions: SqlDriverOptions['sessions'];
 
   constructor(
@@ -43,6 +48,8 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   ) {
     super(sql);
     this.sessions = options.sessions;
+    this.optimistic = options.fastPaths !== false && sql.optimistic !== undefined;
+    this.listsAfterCommit = this.optimistic;
     // SQLite answers in-process: the generic path's reads cost what one statement would.
     this.fast =
       name === 'postgres' && options.fastPaths !== false && options.sessions === undefined
@@ -60,11 +67,14 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   /** The rows of reads outside a transaction: made once (they keep no state of a call). */
   private reads: DriverTx | null = null;
 
-  private rows(q: SqlExecutor, write: boolean): DriverTx {
+  private rows(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null = null): DriverTx {
     const env: SqlTxEnv = {
       q,
       dialect: this.sql.dialect,
-      sessionLock: write && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
+      sessionLock: write && deferred === null && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
+      deferred,
+      pendingSessions: new Map(),
+      kept: new Map(),
       counts: new Map(),
       seen: write ? new Map() : null,
       sessions: this.sessions,
@@ -75,11 +85,24 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
 
   /**
    * One database transaction; PostgreSQL runs a single write as a statement of its own (each write call of
-   * this driver is one statement there), sparing the BEGIN and COMMIT round trips.
+   * this driver is one statement there), sparing the BEGIN and COMMIT round trips, and any other work
+   * first optimistically (reads, then its writes as one statement: postgres/optimistic.ts), in a
+   * transaction only when that misses.
    */
-  transaction<T>(work: (tx: DriverTx) => Promise<T>, options?: { readonly single?: boolean }): Promise<T> {
+  async transaction<T>(
+    work: (tx: DriverTx) => Promise<T>,
+    options?: { readonly single?: boolean },
+  ): Promise<T> {
     if (options?.single === true && this.sql.dialect.name === 'postgres')
       return work(this.rows(this.sql.query, true));
+    if (this.optimistic && this.sql.optimistic !== undefined) {
+      try {
+        return await this.sql.optimistic((q) => work(this.rows(q, true, q)));
+      } catch (error) {
+        if (!(error instanceof OptimisticMiss)) throw error;
+        this.optimisticMisses++;
+      }
+    }
     return this.sql.transaction((q) => work(this.rows(q, true)));
   }
 

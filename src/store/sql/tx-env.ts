@@ -1,9 +1,15 @@
 /** What the SQL driver's rows of one transaction (or read) share. */
 
-import type { Session } from '../../core/model.js';
+import type { MemoryItem, Session, Task } from '../../core/model.js';
+
+/** A row an optimistic attempt wrote: read back from here (the database has not got it yet). */
+export type KeptRow =
+  | { readonly kind: 'task'; readonly row: Task; readonly previous: Task | null }
+  | { readonly kind: 'memory'; readonly row: MemoryItem };
+
 import type { ReadScope } from '../types.js';
 import type { LastCheckpoints } from './context.js';
-import type { SqlDialect, SqlExecutor } from './executor.js';
+import type { DeferredWrites, SqlDialect, SqlExecutor } from './executor.js';
 
 export interface SqlTxEnv {
   readonly q: SqlExecutor;
@@ -14,6 +20,15 @@ export interface SqlTxEnv {
    * new record names cannot be deleted before it); '' for reads and for SQLite, whose writers are serial.
    */
   readonly sessionLock: string;
+  /**
+   * An optimistic write's kept statements (PostgreSQL): a session read is held (checked unchanged, and
+   * locked, with the writes) instead of locked when read, and a session written twice is written once.
+   */
+  readonly deferred: DeferredWrites | null;
+  /** With `deferred`: each written session as first read, and the messages its kept update adds. */
+  readonly pendingSessions: Map<string, { readonly previous: Session; added: number }>;
+  /** With `deferred`: the task and memory rows the attempt wrote (`task:<id>`, `memory:<ns>\0<key>`). */
+  readonly kept: Map<string, KeptRow>;
   /** Sessions this write transaction read or wrote, by id (null for reads): read once per transaction. */
   readonly seen: Map<string, Session> | null;
   /** Each session's message count as read, and the messages this transaction appended to it. */

@@ -18,8 +18,9 @@ export function turnOptionTests(t: Ctx): void {
     async function held(owner = 'runner-a') {
       const x = await setup();
       const name = `session:${x.s.id}`;
-      expect(await t.store.acquireLease(t.scope, name, owner, 60_000)).not.toBeNull();
-      return { ...x, name };
+      const lease = await t.store.acquireLease(t.scope, name, owner, 60_000);
+      expect(lease).not.toBeNull();
+      return { ...x, name, expires_at: lease?.expires_at ?? '' };
     }
     /** The shape of a run's usual final commit: its messages and its checkpoint. */
     function finalBatch(x: Awaited<ReturnType<typeof held>>): TurnBatch {
@@ -48,6 +49,34 @@ export function turnOptionTests(t: Ctx): void {
         expect(result.messages.length, shape).toBeGreaterThan(0);
         expect(await takenBy(x.name, 'runner-b'), shape).toBe(true);
       }
+    });
+
+    it('frees it by the expiry it was granted, and by what it holds when that is stale', async () => {
+      const x = await held();
+      const granted = await t.store.commitTurn(t.scope, {
+        ...finalBatch(x),
+        release_lease: { name: x.name, owner: 'runner-a', expires_at: x.expires_at },
+      });
+      expect(granted.lease_released).toBe(true);
+      expect(await takenBy(x.name, 'runner-b')).toBe(true);
+      // renewed since: the expiry the batch names is no longer the lease's, yet its owner frees it
+      const y = await held();
+      const stale = new Date(Date.parse(y.expires_at) - 5_000).toISOString();
+      expect(await t.store.acquireLease(t.scope, y.name, 'runner-a', 90_000)).not.toBeNull();
+      const renewed = await t.store.commitTurn(t.scope, {
+        ...finalBatch(y),
+        release_lease: { name: y.name, owner: 'runner-a', expires_at: stale },
+      });
+      expect(renewed.lease_released).toBe(true);
+      expect(await takenBy(y.name, 'runner-b')).toBe(true);
+      // another owner's lease is never freed by an expiry the batch names
+      const z = await held('runner-b');
+      const foreign = await t.store.commitTurn(t.scope, {
+        ...finalBatch(z),
+        release_lease: { name: z.name, owner: 'runner-a', expires_at: z.expires_at },
+      });
+      expect(foreign.lease_released).toBe(false);
+      expect(await takenBy(z.name, 'runner-c')).toBe(false);
     });
 
     it('leaves a lease another owner holds, and still commits the turn', async () => {
@@ -86,6 +115,8 @@ export function turnOptionTests(t: Ctx): void {
         { name: x.name, owner: 'runner-a', ttl_ms: 5 },
         { name: '', owner: 'runner-a' },
         { name: x.name, owner: 7 },
+        { name: x.name, owner: 'runner-a', expires_at: 'tomorrow' },
+        { name: x.name, owner: 'runner-a', expires_at: 1_900_000_000_000 },
         'runner-a',
       ] as unknown as NonNullable<TurnBatch['release_lease']>[];
       for (const release_lease of bad) {
