@@ -182,7 +182,10 @@ export class RunContext<H extends RunIdentity = RunHeader> {
         summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
       } else {
         const lease = label === 'turn' && this.freeWithFinalCommit?.held ? this.freeWithFinalCommit : null;
-        const release = lease === null ? {} : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
+        const release =
+          lease === null
+            ? {}
+            : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
         const done = await inSpan('agentstate.checkpoint', traced, () =>
           this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release }),
         );
