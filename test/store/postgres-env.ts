@@ -50,3 +50,20 @@ export async function createDatabase(): Promise<{ url: string; drop: () => Promi
     },
   };
 }
+
+/** A caller's pool whose clients count the statements they run (BEGIN and COMMIT included). */
+export function countingPool(max = 2): { pool: pg.Pool; counter: { statements: number } } {
+  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max });
+  const counter = { statements: 0 };
+  const wrapped = new WeakSet<pg.PoolClient>();
+  pool.on('acquire', (client) => {
+    if (wrapped.has(client)) return;
+    wrapped.add(client);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      counter.statements++;
+      return query(...args);
+    };
+  });
+  return { pool, counter };
+}

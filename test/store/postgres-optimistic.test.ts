@@ -5,7 +5,6 @@
  * of writes racing for one row.
  */
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { runTurn } from '../../src/runtime/turn.js';
@@ -14,7 +13,7 @@ import { keptStatement, splitWith } from '../../src/store/postgres/optimistic.js
 import type { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { ledgerTools } from '../runtime/ledger-tools.js';
 import { freshScope, runtimeOptions, tempDir } from '../runtime/setup.js';
-import { dropSchema, POSTGRES_URL, randomSchema } from './postgres-env.js';
+import { countingPool, dropSchema, randomSchema } from './postgres-env.js';
 
 const schemas: string[] = [];
 const temp = tempDir();
@@ -23,27 +22,10 @@ afterAll(async () => {
   temp.cleanup();
 });
 
-/** A caller's pool whose clients count the statements they run (BEGIN and COMMIT included). */
-function countingPool() {
-  const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 4 });
-  const counter = { statements: 0 };
-  const wrapped = new WeakSet<pg.PoolClient>();
-  pool.on('acquire', (client) => {
-    if (wrapped.has(client)) return;
-    wrapped.add(client);
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      counter.statements++;
-      return query(...args);
-    };
-  });
-  return { pool, counter };
-}
-
 async function open() {
   const schema = randomSchema();
   schemas.push(schema);
-  const { pool, counter } = countingPool();
+  const { pool, counter } = countingPool(4);
   const store = (await openPostgresStore({ pool, schema })) as SqlCoreStore;
   // Every connection of the pool opened, so racing writes start together.
   const held = await Promise.all([1, 2, 3, 4].map(() => pool.connect()));

@@ -18,7 +18,14 @@ import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/session-head.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
-import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';
+import {
+  adminQuery,
+  countingPool,
+  dropSchema,
+  POSTGRES_URL,
+  randomSchema,
+  schemaUrl,
+} from './postgres-env.js';
 
 const schemas: string[] = [];
 const freshSchema = () => {
@@ -517,22 +524,6 @@ describe('postgres checkpoint storage', () => {
 });
 
 describe('postgres checkpoint puts after the last one this store wrote', () => {
-  /** A caller's pool whose clients count the statements they run (BEGIN and COMMIT included). */
-  function countingPool() {
-    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
-    const counter = { statements: 0 };
-    const wrapped = new WeakSet<pg.PoolClient>();
-    pool.on('acquire', (client) => {
-      if (wrapped.has(client)) return;
-      wrapped.add(client);
-      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-        counter.statements++;
-        return query(...args);
-      };
-    });
-    return { pool, counter };
-  }
   const history = (step: number) => ({
     messages: Array.from({ length: step + 1 }, (_, i) => ({ role: 'user', content: `message ${i}` })),
     step,

@@ -16,10 +16,11 @@
  * Calls are recorded in the order the SDK starts them, one at a time. `streamText` is not covered yet.
  */
 import { type LanguageModelMiddleware, type ToolExecutionOptions, type ToolSet, wrapLanguageModel } from 'ai';
-import { AgentStateError, invalidRequest, isAgentStateError } from '../../core/errors.js';
+import { invalidRequest } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Codec } from '../../durable/codec.js';
 import type { DurableContext, LookupAnswer } from '../../durable/types.js';
+import { modelAnswer, queueOf } from '../shared/durable-calls.js';
 
 /** A provider's language model, as `wrapLanguageModel` takes it (the AI SDK's `LanguageModelV3`). */
 export type ProviderModel = Parameters<typeof wrapLanguageModel>[0]['model'];
@@ -60,42 +61,6 @@ const answerCodec: Codec<GenerateResult> = {
   },
 };
 
-/** A serial queue: the durable context takes one call at a time, in the order they were started. */
-function serial(): <T>(work: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(work: () => Promise<T>) => {
-    const next = tail.then(work, work);
-    tail = next.catch(() => undefined);
-    return next;
-  };
-}
-
-const queues = new WeakMap<DurableContext, <T>(work: () => Promise<T>) => Promise<T>>();
-function queueOf(ctx: DurableContext): <T>(work: () => Promise<T>) => Promise<T> {
-  let queue = queues.get(ctx);
-  if (queue === undefined) {
-    queue = serial();
-    queues.set(ctx, queue);
-  }
-  return queue;
-}
-
-/**
- * One model call; a provider's error is `upstream_unavailable`, so the run stays open to be continued (a
- * plain error would end it FAILED).
- */
-async function generate(doGenerate: () => PromiseLike<GenerateResult>): Promise<GenerateResult> {
-  try {
-    return await doGenerate();
-  } catch (error) {
-    if (isAgentStateError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new AgentStateError('upstream_unavailable', `the model did not answer: ${message}`, {
-      cause: error,
-    });
-  }
-}
-
 /** The model with each answer recorded as a step of the run (`generateText`; `name` names the steps). */
 export function durableModel(
   ctx: DurableContext,
@@ -107,7 +72,7 @@ export function durableModel(
   const middleware: LanguageModelMiddleware = {
     specificationVersion: 'v3',
     wrapGenerate: ({ doGenerate }) =>
-      queue(() => ctx.step(name, () => generate(doGenerate), { codec: answerCodec })),
+      queue(() => ctx.step(name, () => modelAnswer(doGenerate), { codec: answerCodec })),
     wrapStream: () => {
       throw invalidRequest('durableModel: streamText is not supported yet; use generateText');
     },

@@ -32,32 +32,11 @@ import {
 } from '@langchain/core/messages';
 import { type Runnable, type RunnableConfig, RunnableLambda } from '@langchain/core/runnables';
 import { type StructuredToolInterface, tool } from '@langchain/core/tools';
-import { AgentStateError, invalidRequest, isAgentStateError } from '../../core/errors.js';
+import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Codec } from '../../durable/codec.js';
 import type { DurableContext, LookupAnswer } from '../../durable/types.js';
-
-type Serial = <T>(work: () => Promise<T>) => Promise<T>;
-
-/** A serial queue: the durable context takes one call at a time, in the order they were started. */
-function serial(): Serial {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(work: () => Promise<T>) => {
-    const next = tail.then(work, work);
-    tail = next.catch(() => undefined);
-    return next;
-  };
-}
-
-const queues = new WeakMap<DurableContext, Serial>();
-function queueOf(ctx: DurableContext): Serial {
-  let queue = queues.get(ctx);
-  if (queue === undefined) {
-    queue = serial();
-    queues.set(ctx, queue);
-  }
-  return queue;
-}
+import { modelAnswer, queueOf } from '../shared/durable-calls.js';
 
 /** A message as LangChain stores it (`mapChatMessagesToStoredMessages`): tool calls and metadata kept. */
 function messageCodec<M extends BaseMessage>(): Codec<M> {
@@ -70,19 +49,6 @@ function messageCodec<M extends BaseMessage>(): Codec<M> {
       return message as M;
     },
   };
-}
-
-/** A model error is `upstream_unavailable`: the run stays open to be continued (a plain error ends it FAILED). */
-async function answer<M>(get: () => Promise<M>): Promise<M> {
-  try {
-    return await get();
-  } catch (error) {
-    if (isAgentStateError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new AgentStateError('upstream_unavailable', `the model did not answer: ${message}`, {
-      cause: error,
-    });
-  }
 }
 
 /** What `durableModel` wraps: a chat model, or one with its tools bound (`model.bindTools(tools)`). */
@@ -103,7 +69,7 @@ export function durableModel<I, M extends BaseMessage>(
   const queue = queueOf(ctx);
   const codec = messageCodec<M>();
   return RunnableLambda.from((input: I, config?: RunnableConfig) =>
-    queue(() => ctx.step(name, () => answer(() => model.invoke(input, config)), { codec })),
+    queue(() => ctx.step(name, () => modelAnswer(() => model.invoke(input, config)), { codec })),
   );
 }
 

@@ -24,33 +24,12 @@
  * `errorFunction: null` to have such an error go through the action's retries and `lookup` instead.
  */
 import { type FunctionTool, type Model, type ModelResponse, type Tool, Usage } from '@openai/agents';
-import { AgentStateError, invalidRequest, isAgentStateError } from '../../core/errors.js';
+import { invalidRequest } from '../../core/errors.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Codec } from '../../durable/codec.js';
 import { ActionFailedError } from '../../durable/signals.js';
 import type { DurableContext, LookupAnswer } from '../../durable/types.js';
-
-type Serial = <T>(work: () => Promise<T>) => Promise<T>;
-
-/** A serial queue: the durable context takes one call at a time, in the order they were started. */
-function serial(): Serial {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(work: () => Promise<T>) => {
-    const next = tail.then(work, work);
-    tail = next.catch(() => undefined);
-    return next;
-  };
-}
-
-const queues = new WeakMap<DurableContext, Serial>();
-function queueOf(ctx: DurableContext): Serial {
-  let queue = queues.get(ctx);
-  if (queue === undefined) {
-    queue = serial();
-    queues.set(ctx, queue);
-  }
-  return queue;
-}
+import { modelAnswer, queueOf } from '../shared/durable-calls.js';
 
 /** What is kept of a model answer: all of it as JSON, its usage made a `Usage` again on replay. */
 const answerCodec: Codec<ModelResponse> = {
@@ -60,19 +39,6 @@ const answerCodec: Codec<ModelResponse> = {
     return { ...value, usage: new Usage(value.usage) };
   },
 };
-
-/** A model error is `upstream_unavailable`: the run stays open to be continued (a plain error ends it FAILED). */
-async function answer(get: () => Promise<ModelResponse>): Promise<ModelResponse> {
-  try {
-    return await get();
-  } catch (error) {
-    if (isAgentStateError(error)) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new AgentStateError('upstream_unavailable', `the model did not answer: ${message}`, {
-      cause: error,
-    });
-  }
-}
 
 /** The model with each answer recorded as a step of the run (`name` names the steps, default `model`). */
 export function durableModel(
@@ -84,7 +50,9 @@ export function durableModel(
   const queue = queueOf(ctx);
   const durable: Model = {
     getResponse: (request) =>
-      queue(() => ctx.step(name, () => answer(() => model.getResponse(request)), { codec: answerCodec })),
+      queue(() =>
+        ctx.step(name, () => modelAnswer(() => model.getResponse(request)), { codec: answerCodec }),
+      ),
     getStreamedResponse: () => {
       throw invalidRequest('durableModel: streamed runs are not supported yet; run without stream');
     },
