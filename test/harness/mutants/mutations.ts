@@ -101,9 +101,9 @@ export const MUTATIONS: readonly Mutation[] = [
       },
       {
         file: 'src/runtime/execute.ts',
-        find: '? ((await executeAction(runner, action)) as unknown as JsonValue)',
+        find: '            ? executeAction(runner, action)\n',
         replace:
-          "? ((early !== null ? { status: 'SUCCESS', result: early, via: 'execute' } : await executeAction(runner, action)) as unknown as JsonValue)",
+          "            ? early !== null ? Promise.resolve({ status: 'SUCCESS' as const, result: early, via: 'execute' as const }) : executeAction(runner, action)\n",
       },
     ],
     runtimeTests: ['test/runtime/recovery.test.ts'],
@@ -115,7 +115,12 @@ export const MUTATIONS: readonly Mutation[] = [
     edits: [
       {
         file: 'src/runtime/run-context.ts',
-        find: '        const done = await this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release });\n',
+        find: [
+          "        const done = await inSpan('agentstate.checkpoint', traced, () =>",
+          '          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release }),',
+          '        );',
+          '',
+        ].join('\n'),
         replace: [
           '        const early = batch.messages === undefined ? null : await this.store.appendMessages(this.scope, batch.messages.session_id, batch.messages.items);',
           '        const { messages: _moved, ...rest } = batch;',
