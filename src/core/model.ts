@@ -160,6 +160,48 @@ export const TaskEventSchema = z.object({
 });
 export type TaskEvent = z.infer<typeof TaskEventSchema>;
 
+/**
+ * What a run's event log says happened (issue "Live runs"): ordered within the run, written in the same
+ * commits as the state they describe. The three final types end a run's stream.
+ */
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'message.delta',
+  'message.created',
+  'task.updated',
+  'action.updated',
+  'checkpoint.created',
+  'run.waiting',
+  'run.completed',
+  'run.failed',
+  'run.cancelled',
+] as const;
+export const FINAL_RUN_EVENT_TYPES = ['run.completed', 'run.failed', 'run.cancelled'] as const;
+export const RunEventTypeSchema = z.enum(RUN_EVENT_TYPES);
+export type RunEventType = z.infer<typeof RunEventTypeSchema>;
+
+export function isFinalRunEvent(type: string): boolean {
+  return (FINAL_RUN_EVENT_TYPES as readonly string[]).includes(type);
+}
+
+export const RunEventSchema = z.object({
+  /** Opaque to clients; orders the run's events (pass it back as `after` / `Last-Event-ID`). */
+  id: z.string(),
+  run_id: z.string(),
+  session_id: z.string(),
+  type: RunEventTypeSchema,
+  data: z.record(z.string(), z.unknown()),
+  created_at: isoTimestamp,
+});
+export interface RunEvent {
+  readonly id: string;
+  readonly run_id: string;
+  readonly session_id: string;
+  readonly type: RunEventType;
+  readonly data: JsonObject;
+  readonly created_at: string;
+}
+
 export const ActionErrorSchema = z.object({
   code: z.string(),
   message: z.string(),

@@ -43,6 +43,8 @@ export interface StoreOptions {
   readonly random?: RandomSource;
   /** Session TTL when a session names none. Default 1800 (30 minutes). */
   readonly defaultSessionTtlSeconds?: number;
+  /** How long a run's events are kept after its last one, in seconds. Default 3600 (one hour). */
+  readonly runEventTtlSeconds?: number;
 }
 
 export const DEFAULT_SESSION_TTL_SECONDS = 1800;

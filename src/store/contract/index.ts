@@ -28,6 +28,7 @@ import type { ActionCalls } from './actions.js';
 import type { CheckpointCalls } from './checkpoints.js';
 import type { StoreCapabilities } from './common.js';
 import type { CoordinationCalls } from './coordination.js';
+import type { RunEventCalls } from './events.js';
 import type { MaintenanceCalls } from './maintenance.js';
 import type { MemoryCalls } from './memory.js';
 import type { MessageCalls } from './messages.js';
@@ -54,6 +55,12 @@ export {
   type StoreOptions,
 } from './common.js';
 export type { Lease, RequestKeyClaim, StoredResponse } from './coordination.js';
+export {
+  DEFAULT_RUN_EVENT_TTL_SECONDS,
+  type NewRunEvent,
+  type RunEventAppend,
+  type RunEventQuery,
+} from './events.js';
 export type { ActionStats, RetentionCutoffs, RetentionSweep } from './maintenance.js';
 export type { MemoryQuery, NewMemory } from './memory.js';
 export type { MessageQuery, NewMessage } from './messages.js';
@@ -66,7 +73,7 @@ export type {
   SessionQuery,
 } from './sessions.js';
 export type { NewTask, TaskPatch, TaskQuery } from './tasks.js';
-export type { TurnBatch, TurnResult } from './turn.js';
+export type { TurnBatch, TurnEvents, TurnResult } from './turn.js';
 
 /** A store: the calls of every domain, one file each beside this one. */
 export interface StateStore
@@ -77,6 +84,7 @@ export interface StateStore
     CheckpointCalls,
     MemoryCalls,
     TurnCalls,
+    RunEventCalls,
     CoordinationCalls,
     MaintenanceCalls {
   /** The adapter's name: 'memory', 'sqlite', 'postgres', 'redis', 'tiered'. */

@@ -3,6 +3,7 @@ import type { Action, Checkpoint, MemoryItem, Message, Session, Task } from '../
 import type { ActionCompletion, NewAction } from './actions.js';
 import type { NewCheckpoint } from './checkpoints.js';
 import type { Scope } from './common.js';
+import type { NewRunEvent } from './events.js';
 import type { NewMemory } from './memory.js';
 import type { NewMessage } from './messages.js';
 import type { SessionPatch } from './sessions.js';
@@ -42,6 +43,22 @@ export interface TurnBatch {
    * of its own after the commit.
    */
   readonly list_open_tasks?: { readonly session_id: string; readonly limit: number };
+  /**
+   * The run's events, written in the same commit: first `items` (what the run did before it, such as
+   * `run.started`), then one event per record the batch writes, in the batch's order (`task.updated` for
+   * each task created or updated, `action.updated` for each action begun or completed, `message.created`
+   * for each message, `checkpoint.created`), then `final` when given, built from what the batch wrote
+   * (a run's last commit ends its stream with it). `session_id` is a session of the scope's user.
+   */
+  readonly events?: TurnEvents;
+}
+
+export interface TurnEvents {
+  readonly session_id: string;
+  readonly run_id: string;
+  readonly items?: readonly NewRunEvent[];
+  /** Called once, inside the commit, with what the batch wrote (without `open_tasks` on some stores). */
+  readonly final?: (written: TurnResult) => NewRunEvent;
 }
 
 export interface TurnResult {

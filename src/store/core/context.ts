@@ -11,6 +11,8 @@ export interface CoreEnv {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly defaultTtlSeconds: number;
+  /** How long a run's events are kept after its last one (StoreOptions.runEventTtlSeconds). */
+  readonly runEventTtlSeconds: number;
   /** The key that seals list cursors (shared/sealed-cursor.ts): read from the driver on first use. */
   cursorKey(): Promise<Buffer>;
 }

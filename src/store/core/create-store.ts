@@ -10,6 +10,7 @@ import {
   type MemoryItem,
   type Message,
   OPEN_TASK_STATES,
+  type RunEvent,
   type Session,
   type Task,
   type TaskEvent,
@@ -21,6 +22,7 @@ import * as t from '../types.js';
 import * as actions from './actions.js';
 import * as checkpoints from './checkpoints.js';
 import type { StoreDriver } from './driver.js';
+import * as events from './events.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
 import * as sessions from './sessions.js';
@@ -324,6 +326,28 @@ export class CoreStore extends StoreBase implements t.StateStore {
     this.v.scope(scope);
     this.v.name(namespace, 'namespace');
     this.v.name(key, 'key');
+  }
+
+  // run events
+  appendRunEvents(scope: t.Scope, append: t.RunEventAppend): Promise<void> {
+    const check = () => {
+      this.v.scope(scope);
+      return events.checkAppend(this.env, append, 'append');
+    };
+    return this.write(check, (op, c) => events.appendEvents(op, scope, c.session_id, c.run_id, c.events));
+  }
+  listRunEvents(
+    scope: t.ReadScope,
+    session_id: string,
+    run_id: string,
+    query: t.RunEventQuery = {},
+  ): Promise<RunEvent[]> {
+    const check = () => {
+      this.scoped(scope, [session_id, 'session', 'session id']);
+      this.v.name(run_id, 'run_id');
+      return events.checkEventQuery(this.env, query);
+    };
+    return this.read(check, (op, q) => events.listEvents(op, scope, session_id, run_id, q));
   }
 
   // one turn

@@ -15,12 +15,15 @@
  * - Every read is scoped: a record outside the scope is absent. Lists filter in the storage, never after.
  * - Records handed to the driver, and those it returns, are never shared with what it keeps.
  */
+
+import type { JsonObject } from '../../core/json.js';
 import type {
   Action,
   ActionStatus,
   Checkpoint,
   MemoryItem,
   Message,
+  RunEventType,
   Session,
   SessionStatus,
   Task,
@@ -74,6 +77,20 @@ export interface MemoryFilter {
   readonly prefix: string;
   /** Only items with no expiry or one after this instant (ISO-8601). */
   readonly liveAt: string;
+}
+
+/** A run's event as stored: `seq` numbers it within its run, from 1 (the driver assigns it on append). */
+export interface RunEventRow {
+  readonly tenant_id: string;
+  readonly user_id: string;
+  readonly session_id: string;
+  readonly run_id: string;
+  readonly seq: number;
+  readonly type: RunEventType;
+  readonly data: JsonObject;
+  readonly created_at: string;
+  /** When the row may be swept, once no newer row of its run is still kept (ISO-8601). */
+  readonly expires_at: string;
 }
 
 /** A lease as stored. */
@@ -133,6 +150,15 @@ export interface DriverReads {
     page: PageRequest,
   ): Promise<Listed<MemoryItem>[]>;
 
+  /** The run's events of the session in scope with seq > after_seq, ascending, at most `limit`. */
+  listRunEvents(
+    scope: ReadScope,
+    session_id: string,
+    run_id: string,
+    after_seq: number,
+    limit: number,
+  ): Promise<RunEventRow[]>;
+
   getLease(scope: Scope, name: string): Promise<LeaseRow | null>;
   getRequestKey(scope: Scope, key: string): Promise<RequestKeyRow | null>;
 }
@@ -161,6 +187,14 @@ export interface DriverWrites {
 
   putMemory(item: MemoryItem): Promise<void>;
   deleteMemory(scope: Scope, namespace: string, key: string): Promise<void>;
+
+  /**
+   * Appends events of one run of a session (every row names the same tenant, user, session and run; `seq`
+   * is absent): numbered after the last stored event of that session's run, in the order given. Called at
+   * most once per transaction; appends to one run come from one writer at a time (a run holds its
+   * session's lease), and two at once may fail on a taken seq, writing nothing.
+   */
+  appendRunEvents(rows: readonly Omit<RunEventRow, 'seq'>[]): Promise<void>;
 
   /** While the stored lease is `previous` (null: none stored). */
   putLease(scope: Scope, name: string, next: LeaseRow, previous: LeaseRow | null): Promise<boolean>;
@@ -196,7 +230,10 @@ export interface DriverFastPaths {
 
 /** Work across all tenants, on the storage as a whole: the sweeps and the gauges' counts. */
 export interface DriverMaintenance {
-  /** Removes up to `limit` sessions expired at `now_ms` with their messages, and expired memory items, leases and request keys. */
+  /**
+   * Removes up to `limit` sessions expired at `now_ms` with their messages, and expired memory items, leases
+   * and request keys, and the events of runs whose newest event expired.
+   */
   sweepExpired(now_ms: number, limit: number): Promise<number>;
   /** Sessions not expired at `now_ms` by status; `expired` is 0. */
   sessionStats(now_ms: number): Promise<Record<SessionStatus, number>>;

@@ -46,6 +46,10 @@ export abstract class StoreBase {
         options.defaultSessionTtlSeconds === undefined
           ? t.DEFAULT_SESSION_TTL_SECONDS
           : this.v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds'),
+      runEventTtlSeconds:
+        options.runEventTtlSeconds === undefined
+          ? t.DEFAULT_RUN_EVENT_TTL_SECONDS
+          : this.v.positiveInt(options.runEventTtlSeconds, 'runEventTtlSeconds'),
     };
     // Every public call in a span of its own, when a tracer provider is registered (else nothing is added).
     traceStoreCalls(this, StoreBase.prototype, driver.name);

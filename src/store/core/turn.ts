@@ -1,7 +1,7 @@
 /**
  * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
  * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint,
- * memory items, the open tasks it lists, and the lease it frees.
+ * memory items, the open tasks it lists, the run's events, and the lease it frees.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
 import { isoAt } from '../../core/clock.js';
@@ -26,6 +26,7 @@ import { begin, checkCompletion, checkNewAction, complete } from './actions.js';
 import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { CoreEnv, Op, WriteOp } from './context.js';
 import { releaseLease } from './coordination.js';
+import { appendEvents, checkEvent, checkTurnEvents, eventsOfTurn } from './events.js';
 import { checkNewMemory, writeMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
@@ -115,7 +116,9 @@ export function checkBatch(env: CoreEnv, batch: TurnBatch) {
       v.fail(`batch.list_open_tasks.limit must be at most ${MAX_PAGE_LIMIT}`);
   }
   const putMemory = batch.put_memory !== undefined;
+  const events = batch.events === undefined ? null : checkTurnEvents(env, batch.events, 'batch.events');
   return {
+    events,
     session,
     creates,
     updates,
@@ -174,6 +177,11 @@ export async function commitTurn(
   };
   const open = listOpen ? await listOpenTasks(op, scope, b) : null;
   if (open !== null) result = { ...result, open_tasks: open };
+  if (b.events !== null) {
+    const { session_id, run_id, items, final } = b.events;
+    const last = final === null ? [] : [checkEvent(op.env, final(result), 'batch.events.final()')];
+    await appendEvents(op, scope, session_id, run_id, [...items, ...eventsOfTurn(result), ...last]);
+  }
   if (b.release === null) return result;
   const { name, owner, expires_ms } = b.release;
   return { ...result, lease_released: await releaseLease(op, scope, name, owner, expires_ms) };

@@ -22,6 +22,10 @@ export function sweepExpired(t: Tables, tx: Tx, now: number, limit: number): num
   }
   for (const [k, lease] of [...t.leases]) if (lease.expires_ms <= now) tx.delete(t.leases, k);
   for (const [k, held] of [...t.requestKeys]) if (held.expires_ms <= now) tx.delete(t.requestKeys, k);
+  for (const [k, rows] of [...t.runEvents]) {
+    const newest = rows[rows.length - 1];
+    if (newest === undefined || Date.parse(newest.expires_at) <= now) tx.delete(t.runEvents, k);
+  }
   return removed;
 }
 

@@ -13,6 +13,7 @@ import type {
   MemoryFilter,
   PageRequest,
   RequestKeyRow,
+  RunEventRow,
   SessionFilter,
   TaskFilter,
 } from '../core/driver.js';
@@ -43,6 +44,30 @@ export class MemoryTx implements DriverTx {
     private readonly tx: Tx,
     private readonly nextSeq: () => number,
   ) {}
+
+  // run events
+  async listRunEvents(
+    scope: ReadScope,
+    session_id: string,
+    run_id: string,
+    after_seq: number,
+    limit: number,
+  ): Promise<RunEventRow[]> {
+    const rows = this.t.runEvents.get(key(scope.tenant_id, session_id, run_id)) ?? [];
+    const found = rows.filter((row) => row.seq > after_seq && inScope(scope, row));
+    return found.slice(0, limit).map(copy);
+  }
+  async appendRunEvents(rows: readonly Omit<RunEventRow, 'seq'>[]): Promise<void> {
+    const first = rows[0];
+    if (first === undefined) return;
+    const at = key(first.tenant_id, first.session_id, first.run_id);
+    const last = this.t.runEvents.get(at)?.length ?? 0;
+    this.tx.append(
+      this.t.runEvents,
+      at,
+      rows.map((row, i) => ({ ...copy(row), seq: last + i + 1 })),
+    );
+  }
 
   // sessions and messages
   async getSession(scope: ReadScope, id: string): Promise<Session | null> {

@@ -6,7 +6,7 @@
  * a time, so no other call ever sees a half-done state.
  */
 import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
-import type { LeaseRow, RequestKeyRow } from '../core/driver.js';
+import type { LeaseRow, RequestKeyRow, RunEventRow } from '../core/driver.js';
 import { newCursorKey } from '../shared/sealed-cursor.js';
 
 /** A checkpoint as kept: its channels as JSON text. */
@@ -43,6 +43,8 @@ export interface Tables {
   readonly memory: Map<string, MemoryItem>;
   readonly leases: Map<string, LeaseRow>;
   readonly requestKeys: Map<string, RequestKeyRow>;
+  /** Run events by tenant, session and run id, in seq order (appended in place). */
+  readonly runEvents: Map<string, RunEventRow[]>;
   /** Seals the lists' cursors (shared/sealed-cursor.ts): random per store, like the store itself. */
   readonly cursorKey: Buffer;
 }
@@ -62,6 +64,7 @@ export function createTables(): Tables {
     memory: new Map(),
     leases: new Map(),
     requestKeys: new Map(),
+    runEvents: new Map(),
     cursorKey: newCursorKey(),
   };
 }

@@ -56,6 +56,7 @@ export const BATCH_FIELDS = [
   'release_lease',
   'put_memory',
   'list_open_tasks',
+  'events',
 ] as const;
 export const LIST_OPEN_TASKS_FIELDS = ['session_id', 'limit'] as const;
 export const SESSION_HEAD_FIELDS = ['open_tasks', 'next_run'] as const;

@@ -18,7 +18,13 @@ export const MAX_SWEEP_OTHERS = 100_000;
 
 /** The tables of what expires besides sessions: memory items (with a TTL), leases, request keys. */
 const EXPIRING_TABLES = ['memory', 'leases', 'request_keys'] as const;
-type Kind = 'sessions' | (typeof EXPIRING_TABLES)[number] | 'checkpoints' | 'actions' | 'tasks';
+type Kind =
+  | 'sessions'
+  | (typeof EXPIRING_TABLES)[number]
+  | 'run_events'
+  | 'checkpoints'
+  | 'actions'
+  | 'tasks';
 
 export class SqlMaintenance implements DriverMaintenance {
   private readonly pacers: Record<Kind, Pacer>;
@@ -36,6 +42,7 @@ export class SqlMaintenance implements DriverMaintenance {
       memory: pacer(),
       leases: pacer(),
       request_keys: pacer(),
+      run_events: pacer(),
       checkpoints: pacer(),
       actions: pacer(),
       tasks: pacer(),
@@ -88,6 +95,22 @@ export class SqlMaintenance implements DriverMaintenance {
       });
       this.deleted.add(table, gone);
     }
+    // A run's events go once its newest one expired: rows that expired with no newer row of the run left.
+    const events = await inBatches({
+      pacer: this.pacers.run_events,
+      limit: MAX_SWEEP_OTHERS,
+      step: (size) =>
+        this.driver.query.run(
+          `DELETE FROM run_events WHERE ${d.rowId} IN
+            (SELECT ${d.rowId} FROM run_events e WHERE expires_at <= ? AND NOT EXISTS
+              (SELECT 1 FROM run_events n WHERE n.tenant_id = e.tenant_id AND n.session_id = e.session_id
+                AND n.run_id = e.run_id AND n.expires_at > ?)
+              ORDER BY expires_at ${LIMIT_PARAM}${d.claimRows})`,
+          [now, now, size],
+        ),
+      between: this.between,
+    });
+    this.deleted.add('run_events', events);
     // Once per sweep (its last, short call), not after every batch: the storage comes back when it is done.
     if (removed < limit) await this.reclaim();
     return removed;

@@ -110,10 +110,23 @@ const v4 = (): string[] => [
   `CREATE INDEX tasks_open_by_session ON tasks (tenant_id, session_id, ord) WHERE ${OPEN_TASK_STATES_SQL}`,
 ];
 
+/**
+ * Run events (core/events.ts): a run's log, numbered per session and run. `expires_at` is the row's own;
+ * a sweep removes a run's rows once its newest one expired (run_events_by_expiry finds the candidates).
+ */
+const v5 = (): string[] => [
+  `CREATE TABLE run_events (
+    tenant_id TEXT NOT NULL, user_id TEXT NOT NULL, session_id TEXT NOT NULL, run_id TEXT NOT NULL,
+    seq INTEGER NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL, PRIMARY KEY (tenant_id, session_id, run_id, seq))`,
+  'CREATE INDEX run_events_by_expiry ON run_events (expires_at)',
+];
+
 /** Append only: a released migration is never edited; a change is a new version. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', statements: v1 },
   { version: 2, name: 'lifecycle indexes', statements: v2 },
   { version: 3, name: 'cursor key', statements: v3 },
   { version: 4, name: 'open task indexes', statements: v4 },
+  { version: 5, name: 'run events', statements: v5 },
 ];

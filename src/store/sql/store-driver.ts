@@ -12,6 +12,7 @@ import { LastCheckpoints } from './context.js';
 import { type DeferredWrites, OptimisticMiss, type SqlDriver, type SqlExecutor } from './executor.js';
 import { SqlMaintenance } from './maintenance.js';
 import { checkpointRows } from './rows-checkpoints.js';
+import { eventRows } from './rows-events.js';
 import { itemRows } from './rows-items.js';
 import { sessionRows } from './rows-sessions.js';
 import { taskRows } from './rows-tasks.js';
@@ -80,7 +81,13 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       sessions: this.sessions,
       lastCheckpoints: this.lastCheckpoints,
     };
-    return { ...sessionRows(env), ...taskRows(env), ...checkpointRows(env), ...itemRows(env) };
+    return {
+      ...sessionRows(env),
+      ...taskRows(env),
+      ...checkpointRows(env),
+      ...itemRows(env),
+      ...eventRows(env),
+    };
   }
 
   /**

@@ -40,6 +40,7 @@ import { multiProcessTests } from './multi-process.js';
 import { ownershipTests } from './ownership.js';
 import { requestKeyTests } from './request-keys.js';
 import { retentionTests } from './retention.js';
+import { runEventTests } from './run-events.js';
 import { scopeTests } from './scope.js';
 import { sessionTests } from './sessions.js';
 import { taskTests } from './tasks.js';
@@ -64,6 +65,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     expiryTests(t);
     scopeTests(t);
     turnTests(t);
+    runEventTests(t);
     concurrencyTests(t);
     defaultTests(t);
     dataRuleTests(t);
