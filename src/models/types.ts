@@ -100,6 +100,12 @@ export interface ReplyRequest {
   /** What the runtime decided to say; a model may reword it but must keep every fact. */
   readonly draft: string;
   readonly task: OpenTaskInfo | null;
+  /**
+   * Called with each piece of the reply as the model produces it, in order (their concatenation is the
+   * reply it returns, before any trimming): what a run's `message.delta` events carry. A model that does
+   * not stream calls it once with the whole reply.
+   */
+  readonly onDelta?: (text: string) => void;
 }
 
 export interface Model {

@@ -27,6 +27,9 @@ export function createRulesModel(): Model {
     name: 'rules',
     extract: async (request) => extractByRules(request),
     route: async (request) => routeByRecency(request),
-    reply: async (request) => request.draft,
+    reply: async (request) => {
+      request.onDelta?.(request.draft);
+      return request.draft;
+    },
   };
 }
