@@ -27,6 +27,7 @@ import type { RuntimeSetup } from '../server/runtime-runner.js';
 import type { TurnRunner } from '../server/turn-runner.js';
 import type { StateStore } from '../store/types.js';
 import { createAuthenticator } from './auth.js';
+import { withBodyLimit } from './body-limit.js';
 import type { RouteDeps, ZodApp } from './deps.js';
 import { clientErrorHandler, errorHandler, frameworkErrorHandler, MAX_PATH_PARAM_CHARS } from './errors.js';
 import { registerIdempotency } from './idempotency.js';
@@ -111,7 +112,8 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   });
   // Responses are records the store already checked; they are sent as JSON, the schemas document them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  app.setErrorHandler(errorHandler);
+  // A body over the limit: a 413 naming it, and the rest of the body drained (bounded) so the client reads it.
+  app.setErrorHandler(withBodyLimit(errorHandler, config.limits.bodyLimitBytes));
   app.setNotFoundHandler((request) => {
     throw new AgentStateError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
