@@ -216,11 +216,19 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const reply = (await rt.read('model.reply', async () =>
     json(
       await modelCall(model, 'reply', () =>
-        model.reply({ input, language, draft, task: targetInfo, ...withContext }),
+        model.reply({
+          input,
+          language,
+          draft,
+          task: targetInfo,
+          ...withContext,
+          ...(rt.events === null ? {} : { onDelta: (text: string) => rt.events?.delta(text) }),
+        }),
       ),
     ),
   )) as string;
   const waiting = reaction !== null && ['ask', 'confirm', 'declined'].includes(reaction.kind);
+  if (waiting) rt.events?.add('run.waiting', { task_id: targetId, reason: reaction?.kind ?? null });
   const status = waiting ? 'waiting_for_user' : 'active';
   const actionIds = [...new Set(actions.map((action) => action.id))];
   const output = { reply, language, task_ids: touched, action_ids: actionIds };

@@ -10,9 +10,10 @@ import { newId } from '../core/ids.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Action, Message, Session, Task } from '../core/model.js';
 import { inSpan, traceparentOf } from '../observability/tracing.js';
-import type { Scope, StateStore, TurnBatch } from '../store/types.js';
+import type { NewRunEvent, Scope, StateStore, TurnBatch, TurnResult } from '../store/types.js';
 import { Journal, type JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
+import type { RunEventLog } from './run-events.js';
 
 /** What a commit returns to the run (plain JSON, so it is recorded). */
 export interface CommitResult {
@@ -69,6 +70,16 @@ export class RunContext<H extends RunIdentity = RunHeader> {
    * an attempt that resumes the run links to this one.
    */
   traceparent: string | null = null;
+  /** The run's event log: its commits carry its waiting events, and events of what they write. */
+  events: RunEventLog | null = null;
+  /**
+   * The run's last event, built inside its final commit (label 'turn') from what that commit wrote and
+   * the commit's `extra` channels; `beforeFinal` runs first, outside it, to read what the event needs.
+   */
+  finalEvent: ((written: TurnResult, extra: JsonObject, checkpointId: string) => NewRunEvent) | null = null;
+  beforeFinal: ((extra: JsonObject, batch: CommitBatch) => Promise<void>) | null = null;
+  /** Every task the run's commits wrote (replayed ones included), as the last one left it. */
+  readonly written = { tasks: new Map<string, Task>() };
 
   constructor(
     readonly store: StateStore,
@@ -134,8 +145,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       const result = (await this.journal.step('commit.result', async () =>
         this.reload(batch, marker.checkpoint_id),
       )) as unknown as CommitResult;
+      this.remember(result);
       return { result, replayed: true, ...(typeof marker.tp === 'string' ? { recordedBy: marker.tp } : {}) };
     }
+    const final = label === 'turn' ? this.finalEvent : null;
+    if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
     const checkpointId = newId('checkpoint');
     const tp = traceparentOf();
     const mark: CommitMarker = {
@@ -168,10 +182,26 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     };
     let summary: CommitResult;
     try {
+      const log = this.events;
+      const events = (withFinal: boolean) =>
+        log === null
+          ? {}
+          : {
+              events: {
+                session_id: this.header.session_id,
+                run_id: this.header.run_id,
+                items: log.take(),
+                ...(withFinal && final !== null
+                  ? { final: (written: TurnResult) => final(written, extra, checkpointId) }
+                  : {}),
+              },
+            };
       if (batch === null) {
-        const write = inSpan('agentstate.checkpoint', traced, () =>
-          this.store.putCheckpoint(this.scope, checkpoint),
-        );
+        const put = async (): Promise<void> => {
+          if (log === null) await this.store.putCheckpoint(this.scope, checkpoint);
+          else await this.store.commitTurn(this.scope, { checkpoint, ...events(false) });
+        };
+        const write = inSpan('agentstate.checkpoint', traced, () => (log === null ? put() : log.serial(put)));
         if (deferred) {
           const settled = write.then(() => undefined);
           settled.catch(() => undefined);
@@ -186,8 +216,10 @@ export class RunContext<H extends RunIdentity = RunHeader> {
           lease === null
             ? {}
             : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
+        const write = () =>
+          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...events(true) });
         const done = await inSpan('agentstate.checkpoint', traced, () =>
-          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release }),
+          log === null ? write() : log.serial(write),
         );
         if (done.lease_released === true) lease?.releasedWith();
         this.appended.push(...done.messages);
@@ -206,12 +238,17 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     this.nextStep = mark.step + 1;
     this.parentId = checkpointId;
     this.lastCheckpointId = checkpointId;
+    this.remember(summary);
     await this.onCommit();
     const result = (await this.journal.step(
       'commit.result',
       async () => summary as unknown as JsonValue,
     )) as unknown;
     return { result: result as CommitResult, replayed: false };
+  }
+
+  private remember(result: CommitResult): void {
+    for (const task of result.tasks) this.written.tasks.set(task.id, task);
   }
 
   /** The result of the last commit before a crash, read back from the store. */

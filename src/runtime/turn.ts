@@ -1,6 +1,7 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
-import type { Action, Checkpoint, Session, Task } from '../core/model.js';
+import type { JsonObject } from '../core/json.js';
+import type { Action, Checkpoint, RunEvent, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
@@ -9,6 +10,7 @@ import { inSpan, linksTo, traceparentOf } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
+import { type AnswerParts, answerOf, type TurnOutput } from './answer.js';
 import {
   type ContextOptions,
   checkContextOptions,
@@ -20,7 +22,8 @@ import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
-import { type CommitResult, RunContext, type RunHeader } from './run-context.js';
+import { type CommitBatch, type CommitResult, RunContext, type RunHeader } from './run-context.js';
+import { RunEventLog, type RunEventLogOptions } from './run-events.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -52,6 +55,13 @@ export interface RuntimeOptions {
    * at once). A resumer after a crash waits at most one TTL for the dead owner's lease to run out.
    */
   readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
+  /** How the run's streamed text is merged into `message.delta` events (run-events.ts). */
+  readonly events?: RunEventLogOptions;
+  /**
+   * Called once the run's `run.started` event is stored or about to be (with the run's id): a caller that
+   * streams the run starts following its events from here.
+   */
+  readonly onRun?: (runId: string) => void;
   /**
    * Checkpoints kept of a run once it completes (its last ones, to see how it ended); the rest of its history
    * and the blobs only they needed are deleted. Default 20; `false` keeps them all.
@@ -65,18 +75,7 @@ export interface TurnRequest extends RuntimeOptions {
   readonly input: string;
 }
 
-export interface TurnOutput {
-  readonly run_id: string;
-  readonly reply: string;
-  readonly language: Language;
-  readonly session: Session;
-  /** The tasks the turn touched, then the session's other open tasks. */
-  readonly tasks: Task[];
-  readonly actions: Action[];
-  readonly checkpoint_id: string;
-  /** True when an interrupted run was continued (part of it replayed from its journal). */
-  readonly resumed: boolean;
-}
+export type { TurnOutput } from './answer.js';
 
 /** One attempt of a run, in its span (`agentstate.run`), linked to the attempt it resumes when traced. */
 function execute(
@@ -154,6 +153,35 @@ async function executeRun(
   );
   if (last) rt.freeWithFinalCommit = lease;
   rt.traceparent = traceparentOf();
+  const resumed = recorded.length > 0;
+  const log = new RunEventLog(options.store, options.scope, header.session_id, header.run_id, options.events);
+  rt.events = log;
+  log.add('run.started', {
+    run_id: header.run_id,
+    session_id: header.session_id,
+    agent: header.agent,
+    model: header.model,
+    resumed,
+  });
+  options.onRun?.(header.run_id);
+  let answer: TurnOutput | null = null;
+  const known = { openBefore: openTasks, tasks: new Map<string, Task>(), actions: new Map<string, Action>() };
+  rt.beforeFinal = (extra, batch) => readForAnswer(options, rt, extra, batch, known);
+  rt.finalEvent = (written, extra, checkpointId) => {
+    const parts: AnswerParts = {
+      runId: header.run_id,
+      sessionId: header.session_id,
+      model: header.model,
+      resumed,
+      output: extra.output as unknown as AnswerParts['output'],
+      checkpointId,
+      tasks: new Map([...known.tasks, ...rt.written.tasks]),
+      actions: known.actions,
+      openBefore: known.openBefore ?? [],
+    };
+    answer = answerOf(parts, written);
+    return { type: 'run.completed', data: JSON.parse(JSON.stringify(answer)) };
+  };
   let output: ProgramResult;
   try {
     output = await runProgram(rt, {
@@ -170,6 +198,7 @@ async function executeRun(
     // A deferred checkpoint still in flight lands before the lease is let go; the run's own error is the
     // one reported (the write's, if it failed too, is what the next attempt finds).
     await rt.settle().catch(() => undefined);
+    await failed(log, error);
     throw error;
   }
   await rt.settle(); // the final commit waited for it already: no write of the run is left in flight
@@ -192,7 +221,75 @@ async function executeRun(
   // A run with no more checkpoints than are kept has nothing to prune (most turns write 2 to 5).
   if (keep !== false && rt.checkpointCount > keep)
     await pruneCompletedRun(options.store, options.scope, header.run_id, keep);
-  return collect(options, header.run_id, output, recorded.length > 0, output.final);
+  if (answer !== null) return answer;
+  // The final commit was replayed: its event holds the answer as it was written.
+  return (
+    (await finalAnswer(options, header.run_id)) ??
+    collect(options, header.run_id, output, resumed, output.final)
+  );
+}
+
+/**
+ * Reads what the run's answer needs that its final commit does not write, before that commit: the open
+ * tasks when the run did not read them with its session, tasks it touched but never wrote, and its actions
+ * (an action changes outside the run's commits too: attempts, a lookup's UNKNOWN).
+ */
+async function readForAnswer(
+  options: RuntimeOptions,
+  rt: RunContext,
+  extra: JsonObject,
+  batch: CommitBatch,
+  known: { openBefore: readonly Task[] | null; tasks: Map<string, Task>; actions: Map<string, Action> },
+): Promise<void> {
+  const { store, scope, sessionId } = options;
+  const output = extra.output as unknown as AnswerParts['output'];
+  if (known.openBefore === null) {
+    const open = await store.listTasks(scope, {
+      session_id: sessionId,
+      state: OPEN_TASK_STATES,
+      limit: ANSWER_OPEN_TASKS,
+    });
+    known.openBefore = open.items;
+  }
+  const listed = new Set(known.openBefore.map((task) => task.id));
+  const writes = new Set([
+    ...(batch.update_tasks ?? []).map((u) => u.id),
+    ...(batch.create_tasks ?? []).flatMap((t) => (t.id === undefined ? [] : [t.id])),
+  ]);
+  for (const id of output.task_ids) {
+    if (writes.has(id) || rt.written.tasks.has(id) || listed.has(id)) continue;
+    const task = await store.getTask(scope, id);
+    if (task !== null) known.tasks.set(id, task);
+  }
+  const completes = new Set((batch.complete_actions ?? []).map((a) => a.id));
+  for (const id of output.action_ids) {
+    if (completes.has(id)) continue;
+    const action = await store.getAction(scope, id);
+    if (action !== null) known.actions.set(id, action);
+  }
+  for (const task of known.openBefore) if (!known.tasks.has(task.id)) known.tasks.set(task.id, task);
+}
+
+/** The answer a run's final event holds, when the run has one (its log is kept for an hour). */
+async function finalAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
+  const { store, scope, sessionId } = options;
+  let after: string | null = null;
+  let last: RunEvent | undefined;
+  for (;;) {
+    const page = await store.listRunEvents(scope, sessionId, runId, { after, limit: 1000 });
+    if (page.length === 0) break;
+    last = page[page.length - 1];
+    after = last?.id ?? null;
+  }
+  return last?.type === 'run.completed' ? (last.data as unknown as TurnOutput) : null;
+}
+
+/** Tells the run's followers it failed (its error as an answer would carry it); never throws. */
+async function failed(log: RunEventLog, error: unknown): Promise<void> {
+  const code = isAgentStateError(error) ? error.code : 'internal';
+  const message = error instanceof Error ? error.message : String(error);
+  log.add('run.failed', { error: { code, message } });
+  await log.flush().catch(() => undefined);
 }
 
 /**

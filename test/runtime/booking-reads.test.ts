@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { runTurn } from '../../src/runtime/turn.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import type { StateStore } from '../../src/store/types.js';
-import { crashingStore, SimulatedCrash } from './faults.js';
+import { callName, crashingStore, SimulatedCrash } from './faults.js';
 import { ledgerTools, readLedger } from './ledger-tools.js';
 import { freshScope, runtimeOptions, START, tempDir } from './setup.js';
 
@@ -25,7 +25,7 @@ function recording(store: StateStore): { store: StateStore; calls: string[] } {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
       return (...args: unknown[]) => {
-        calls.push(String(property));
+        calls.push(callName(property, args));
         return (value as (...a: unknown[]) => unknown).apply(target, args);
       };
     },

@@ -11,7 +11,7 @@ import { runTurn } from '../../src/runtime/turn.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { StateStore } from '../../src/store/types.js';
-import { crashingStore } from './faults.js';
+import { callName, crashingStore } from './faults.js';
 import { ledgerTools, readLedger } from './ledger-tools.js';
 import { freshScope, runtimeOptions, tempDir } from './setup.js';
 
@@ -36,8 +36,8 @@ function gated(store: StateStore): { store: StateStore; gate: Gate } {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
-      const name = String(property);
       return async (...args: unknown[]) => {
+        const name = callName(property, args);
         if (name === 'putCheckpoint' && first) {
           first = false;
           events.push('putCheckpoint:sent');
@@ -175,8 +175,8 @@ describe('the run’s first checkpoint, deferred', () => {
         const value = Reflect.get(target, property, receiver);
         if (typeof value !== 'function') return value;
         return async (...args: unknown[]) => {
-          events.push(String(property));
-          if (property === 'putCheckpoint' && first) {
+          events.push(callName(property, args));
+          if (callName(property, args) === 'putCheckpoint' && first) {
             first = false;
             await new Promise((resolve) => setTimeout(resolve, 30));
             throw new Error('the disk is full');

@@ -1,5 +1,16 @@
 /** A real store with one injected fault: the n-th commitTurn throws (before or after it is applied), like a process dying there. */
-import type { StateStore } from '../../src/store/types.js';
+import type { StateStore, TurnBatch } from '../../src/store/types.js';
+
+/**
+ * The call a run makes, by what it does: a commitTurn that writes a checkpoint and its events alone is the
+ * run's checkpoint-only commit (`putCheckpoint` when the run has no event log), named so here.
+ */
+export function callName(property: string | symbol, args: readonly unknown[]): string {
+  if (property !== 'commitTurn') return String(property);
+  const batch = args[1] as TurnBatch | undefined;
+  const parts = Object.keys(batch ?? {}).filter((key) => key !== 'events');
+  return parts.length === 1 && parts[0] === 'checkpoint' ? 'putCheckpoint' : 'commitTurn';
+}
 
 export class SimulatedCrash extends Error {}
 
@@ -13,6 +24,8 @@ export function crashingStore(
     get(target, prop, receiver) {
       if (prop === 'commitTurn') {
         return async (...args: Parameters<StateStore['commitTurn']>) => {
+          // A checkpoint alone is not one of the turn's commits.
+          if (callName(prop, args) === 'putCheckpoint') return target.commitTurn(...args);
           commits++;
           if (commits === at && when === 'before')
             throw new SimulatedCrash(`simulated crash before commit ${at}`);

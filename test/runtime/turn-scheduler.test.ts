@@ -17,6 +17,7 @@ import { createToolRegistry, type Tool } from '../../src/runtime/tool.js';
 import { scheduledStore, TurnScheduler } from '../../src/runtime/turn-scheduler.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import type { Scope, StateStore } from '../../src/store/types.js';
+import { callName } from './faults.js';
 import { freshScope, START } from './setup.js';
 
 const nextCheckPhase = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -203,7 +204,7 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
           const value: unknown = Reflect.get(target, property, receiver);
           if (typeof value !== 'function') return value;
           return (...args: unknown[]) => {
-            calls.push(String(property));
+            calls.push(callName(property, args));
             return (value as (...a: unknown[]) => unknown).apply(target, args);
           };
         },

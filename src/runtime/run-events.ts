@@ -1,0 +1,117 @@
+/**
+ * A run's event log as the run writes it (store: appendRunEvents, TurnBatch.events). Events wait here until
+ * the run's next commit carries them in its batch (so they land with the state they describe), except a
+ * model's streamed text: `delta` merges pieces and sends them on their own once they are `flushChars`
+ * long or `flushMs` old, so a stream costs a write per chunk, not per token. Every write of the run goes
+ * through `serial`, one after another, so the store numbers the run's events in the order they happened.
+ */
+import type { JsonObject } from '../core/json.js';
+import type { NewRunEvent, Scope, StateStore } from '../store/types.js';
+
+export interface RunEventLogOptions {
+  /** A streamed delta is sent once this old (ms). Default 50. */
+  readonly flushMs?: number;
+  /** ... or once this many characters are waiting. Default 100. */
+  readonly flushChars?: number;
+}
+
+export const DEFAULT_DELTA_FLUSH_MS = 50;
+export const DEFAULT_DELTA_FLUSH_CHARS = 100;
+
+export class RunEventLog {
+  private pending: NewRunEvent[] = [];
+  private waitingChars = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly flushMs: number;
+  private readonly flushChars: number;
+
+  constructor(
+    readonly store: StateStore,
+    readonly scope: Scope,
+    readonly sessionId: string,
+    readonly runId: string,
+    options: RunEventLogOptions = {},
+  ) {
+    this.flushMs = options.flushMs ?? DEFAULT_DELTA_FLUSH_MS;
+    this.flushChars = options.flushChars ?? DEFAULT_DELTA_FLUSH_CHARS;
+  }
+
+  /** An event for the run's next write. */
+  add(type: NewRunEvent['type'], data: JsonObject = {}): void {
+    this.pending.push({ type, data });
+  }
+
+  /** A piece of the model's streamed text: merged with the waiting one, sent when long or old enough. */
+  delta(text: string): void {
+    if (text.length === 0) return;
+    const last = this.pending[this.pending.length - 1];
+    if (last?.type === 'message.delta' && typeof last.data?.text === 'string') {
+      this.pending[this.pending.length - 1] = {
+        type: 'message.delta',
+        data: { text: last.data.text + text },
+      };
+    } else {
+      this.pending.push({ type: 'message.delta', data: { text } });
+    }
+    this.waitingChars += text.length;
+    if (this.waitingChars >= this.flushChars) {
+      this.flushSoon();
+    } else if (this.timer === null) {
+      this.timer = setTimeout(() => this.flushSoon(), this.flushMs);
+      this.timer.unref();
+    }
+  }
+
+  /** The waiting events, for a commit's batch; none wait after. */
+  take(): NewRunEvent[] {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.waitingChars = 0;
+    const taken = this.pending;
+    this.pending = [];
+    return taken;
+  }
+
+  /**
+   * Runs `write` after every write the run sent before it; its result (or error) is the write's own. A
+   * streamed text that failed to be stored fails the next write instead (the run then stops there, as a
+   * failed commit stops it).
+   */
+  serial<T>(write: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(() => {
+      const failure = this.failure;
+      if (failure !== null) {
+        this.failure = null;
+        throw failure.error;
+      }
+      return write();
+    });
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** A flush that failed with nobody waiting for it: thrown by the next write. */
+  private failure: { readonly error: unknown } | null = null;
+
+  /** Sends the waiting events on their own (a stream's text, an event of a run that commits no more). */
+  flush(): Promise<void> {
+    const events = this.take();
+    if (events.length === 0) return this.drain();
+    return this.serial(() =>
+      this.store.appendRunEvents(this.scope, { session_id: this.sessionId, run_id: this.runId, events }),
+    );
+  }
+
+  /** Sends the waiting text in the background; an error is kept for the next write. */
+  private flushSoon(): void {
+    this.flush().catch((error: unknown) => {
+      this.failure ??= { error };
+    });
+  }
+
+  /** Waits for every write sent so far; throws the error of a streamed text that failed to be stored. */
+  drain(): Promise<void> {
+    return this.serial(async () => undefined);
+  }
+}
