@@ -1,7 +1,8 @@
 /**
  * The `openai` model: any OpenAI-compatible Chat Completions endpoint. Extraction and routing are forced
  * function calls whose parameters are JSON Schemas (the answer is validated with zod); replies are plain
- * completions that reword the runtime's draft.
+ * completions that reword the runtime's draft, streamed piece by piece when the request asks for them
+ * (`onDelta`).
  */
 import { z } from 'zod';
 import { AgentStateError } from '../../core/errors.js';
@@ -202,16 +203,24 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       };
     },
     async reply(request): Promise<string> {
-      const message = await chatCompletion(options, {
-        temperature,
-        messages: withConversation(
-          request.context,
-          `You are the assistant. Reword the draft reply for the user in ${request.language === 'zh' ? 'Chinese' : 'English'}. Keep every fact, code, date, name and number exactly. Answer with the reply text only.`,
-          `User said: ${request.input}\nDraft reply: ${request.draft}`,
-        ),
-      });
+      const { onDelta } = request;
+      const message = await chatCompletion(
+        options,
+        {
+          temperature,
+          messages: withConversation(
+            request.context,
+            `You are the assistant. Reword the draft reply for the user in ${request.language === 'zh' ? 'Chinese' : 'English'}. Keep every fact, code, date, name and number exactly. Answer with the reply text only.`,
+            `User said: ${request.input}\nDraft reply: ${request.draft}`,
+          ),
+        },
+        onDelta === undefined ? {} : { onDelta },
+      );
       const text = message.content?.trim() ?? '';
-      return text.length > 0 ? text : request.draft;
+      if (text.length > 0) return text;
+      // Nothing (or only blanks) was said: the draft is the reply, and its one piece.
+      onDelta?.(request.draft);
+      return request.draft;
     },
   };
 }
