@@ -16,7 +16,8 @@ import { inSpan, linksTo, type Span, traceparentOf } from '../observability/trac
 import { DEFAULT_RETRY } from '../runtime/actions.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner } from '../runtime/lease.js';
 import { RunContext } from '../runtime/run-context.js';
-import type { Scope, StateStore } from '../store/types.js';
+import { RunEventLog } from '../runtime/run-events.js';
+import type { NewRunEvent, Scope, StateStore } from '../store/types.js';
 import { type Codec, codecIn, decodeRecorded, jsonCodec, type MaybeTyped, roundTrip } from './codec.js';
 import { checkName, DurableRunContext } from './context.js';
 import { type DurableHeader, isRunTask, keyedTaskId, newHeader, readRun } from './header.js';
@@ -188,6 +189,17 @@ async function runDurable<R>(
       () => lease.renew(),
     );
     rt.traceparent = traceparentOf(span);
+    const log = new RunEventLog(store, scope, sessionId, header.run_id, options.events);
+    rt.events = log;
+    log.add('run.started', {
+      run_id: header.run_id,
+      session_id: sessionId,
+      name: header.name,
+      resumed: journal.length > 0,
+    });
+    rt.finalLabels = ['done', 'failed', 'waiting'];
+    rt.finalEvent = (_written, _extra, _checkpoint, label) =>
+      finalEventOf(label, header.run_id, header.task_id);
     const ctx = new DurableRunContext(rt, {
       policy: { ...DEFAULT_RETRY, ...options.retry },
       waitingTtlSeconds: options.waitingTtlSeconds,
@@ -246,6 +258,18 @@ async function runCode<R>(
 }
 
 type Base = { run_id: string; task_id: string; resumed: boolean; input_used: boolean };
+
+/**
+ * The event a durable run's attempt ends with, written in its last commit: `run.completed` or `run.failed`
+ * with the run's task, whose data holds the result or the error; `run.waiting` when it waits for input (the
+ * same run continues when the input comes).
+ */
+function finalEventOf(label: string, runId: string, taskId: string): NewRunEvent {
+  const data = { run_id: runId, task_id: taskId };
+  if (label === 'done') return { type: 'run.completed', data: { ...data, status: 'done' } };
+  if (label === 'failed') return { type: 'run.failed', data: { ...data, status: 'failed' } };
+  return { type: 'run.waiting', data: { ...data, status: 'waiting' } };
+}
 
 /** The answer of a paused run; input its code refused is the caller's error (the run keeps waiting). */
 function paused<R>(pause: Pause, base: Base): DurableResult<R> {

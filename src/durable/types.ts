@@ -2,6 +2,7 @@
 import type { Clock } from '../core/clock.js';
 import type { JsonValue } from '../core/json.js';
 import type { RetryPolicy } from '../runtime/actions.js';
+import type { RunEventLogOptions } from '../runtime/run-events.js';
 import type { Scope } from '../store/types.js';
 import type { Typed } from './codec.js';
 
@@ -38,6 +39,8 @@ export interface DurableRunOptions {
   readonly waitingTtlSeconds?: number;
   /** Checkpoints kept of a finished run (default 20); `false` keeps them all. */
   readonly keepCheckpoints?: number | false;
+  /** How the run's events merge streamed text (`ctx` has no streaming yet; see RunEventLog). */
+  readonly events?: RunEventLogOptions;
 }
 
 /** Options of a run whose result is not plain JSON, or is to be validated. */

@@ -73,10 +73,15 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   /** The run's event log: its commits carry its waiting events, and events of what they write. */
   events: RunEventLog | null = null;
   /**
-   * The run's last event, built inside its final commit (label 'turn') from what that commit wrote and
-   * the commit's `extra` channels; `beforeFinal` runs first, outside it, to read what the event needs.
+   * The run's last events, built inside a commit that ends an attempt (label 'turn' for a turn's run; a
+   * durable run's `done`, `failed` and `waiting`) from what that commit wrote and its `extra` channels;
+   * `beforeFinal` runs first, outside it, to read what the event needs.
    */
-  finalEvent: ((written: TurnResult, extra: JsonObject, checkpointId: string) => NewRunEvent) | null = null;
+  finalEvent:
+    | ((written: TurnResult, extra: JsonObject, checkpointId: string, label: string) => NewRunEvent)
+    | null = null;
+  /** The labels of the commits that end an attempt (see `finalEvent`). */
+  finalLabels: readonly string[] = ['turn'];
   beforeFinal: ((extra: JsonObject, batch: CommitBatch) => Promise<void>) | null = null;
   /** Every task the run's commits wrote (replayed ones included), as the last one left it. */
   readonly written = { tasks: new Map<string, Task>() };
@@ -148,7 +153,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       this.remember(result);
       return { result, replayed: true, ...(typeof marker.tp === 'string' ? { recordedBy: marker.tp } : {}) };
     }
-    const final = label === 'turn' ? this.finalEvent : null;
+    const final = this.finalLabels.includes(label) ? this.finalEvent : null;
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
     const checkpointId = newId('checkpoint');
     const tp = traceparentOf();
@@ -192,7 +197,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
                 run_id: this.header.run_id,
                 items: log.take(),
                 ...(withFinal && final !== null
-                  ? { final: (written: TurnResult) => final(written, extra, checkpointId) }
+                  ? { final: (written: TurnResult) => final(written, extra, checkpointId, label) }
                   : {}),
               },
             };
