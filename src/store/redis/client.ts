@@ -11,6 +11,8 @@ import {
   CLAIM_OWNERS_LUA,
   PLAN_LUA,
   RELEASE_OWNERS_LUA,
+  REMOVE_DUE_LUA,
+  SWEEP_RUN_EVENTS_LUA,
   SWEEP_SESSION_LUA,
 } from './scripts.js';
 
@@ -26,6 +28,8 @@ export interface RedisScripts {
   readonly retention: ScriptFn;
   readonly releaseOwners: ScriptFn;
   readonly claimOwners: ScriptFn;
+  readonly sweepRunEvents: ScriptFn;
+  readonly removeDue: ScriptFn;
 }
 
 export interface ConnectOptions {
@@ -40,6 +44,8 @@ const SCRIPTS = {
   agentstateRetention: RETENTION_LUA,
   agentstateReleaseOwners: RELEASE_OWNERS_LUA,
   agentstateClaimOwners: CLAIM_OWNERS_LUA,
+  agentstateSweepRunEvents: SWEEP_RUN_EVENTS_LUA,
+  agentstateRemoveDue: REMOVE_DUE_LUA,
 } as const;
 
 function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
@@ -100,6 +106,8 @@ export function createClient(
       retention: bound(redis, 'agentstateRetention'),
       releaseOwners: bound(redis, 'agentstateReleaseOwners'),
       claimOwners: bound(redis, 'agentstateClaimOwners'),
+      sweepRunEvents: bound(redis, 'agentstateSweepRunEvents'),
+      removeDue: bound(redis, 'agentstateRemoveDue'),
     },
   };
 }

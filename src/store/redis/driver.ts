@@ -12,18 +12,18 @@ import type { ActionStats, RetentionSweep, StoreCapabilities } from '../types.js
 import { actionStats } from './action-stats.js';
 import { ADAPTER, replyError } from './client.js';
 import { cursorKeyKey } from './keys.js';
-import { SmallRows } from './memory.js';
 import { type Ctx, type Plan, runPlan } from './plan.js';
 import { sweepRetention } from './retention.js';
+import { RunEventRows } from './run-events.js';
 import { sessionStats } from './stats.js';
 import { sweepExpired } from './sweep.js';
 
 /**
  * The rows of one call: over `plan` inside a transaction, straight from Redis outside one (null). The
  * domains' rows are one class chain (sessions, tasks, actions, checkpoints, then memory, leases and request
- * keys): one object per call, nothing copied.
+ * keys, then run events): one object per call, nothing copied.
  */
-class RedisTx extends SmallRows implements DriverTx {}
+class RedisTx extends RunEventRows implements DriverTx {}
 
 export function redisRows(ctx: Ctx, plan: Plan | null): DriverTx {
   return new RedisTx(ctx, plan);

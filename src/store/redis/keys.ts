@@ -21,9 +21,12 @@
  *                           finished (SUCCESS/FAILED) action id by updated ms, checkpoint id by created ms
  *   P:{t:u}:mv:<ns>:<key>   hash d, r: memory item (optional native TTL)   P:{t:u}:mi:<ns>  lex index of keys
  *   P:{t:u}:l:<name>        hash d, r: lease         P:{t:u}:rq:<key>   hash d, r: request idempotency key
+ *   P:{t:u}:ev:<sid>:<run>  list of the run's events (JSON without owner ids), index = seq - 1 (run-events.ts)
+ *   P:{t:u}:evx:<sid>:<run> hash x: expires ms of the run's newest event; both with the run's native TTL
  *   P:{t}:own               hash id -> user id (sessions, tasks, actions, checkpoints, `run:<run_id>`)
  *   P:{t}:ss / ts / as      lex indexes of the tenant's sessions, tasks, actions
  *   P:{t}:sx                zset session expiry hints (`<created ms>:<sid>` by expires ms) for the sweeper
+ *   P:{t}:evh               zset run event expiry hints (`<user>:<sid>:<run>` by expires ms) for the sweeper
  *   P:{t}:rtu / rau / rcu   zset user id by a lower bound of the oldest score in their rt / ra / rc: where
  *                           retention looks (written before the user's script, only ever lowered by
  *                           writers; the sweeper re-scores a user it swept and never removes one, see
@@ -140,6 +143,14 @@ export class UserKeys {
   requestKey(key: string): string {
     return `${this.base}rq:${escapeKeyPart(key)}`;
   }
+  /** The run's events of one session, as a list (seq = position, from 1). */
+  runEvents(sessionId: string, runId: string): string {
+    return `${this.base}ev:${escapeKeyPart(sessionId)}:${escapeKeyPart(runId)}`;
+  }
+  /** The expiry of the run's newest event (hash field x, ms). */
+  runEventsExpiry(sessionId: string, runId: string): string {
+    return `${this.base}evx:${escapeKeyPart(sessionId)}:${escapeKeyPart(runId)}`;
+  }
 }
 
 export class TenantKeys {
@@ -161,6 +172,10 @@ export class TenantKeys {
   }
   actions(): string {
     return `${this.base}as`;
+  }
+  /** Run event expiry hints: `<user>:<sid>:<run>` (escaped) by the expiry of the run's newest event. */
+  runEventHints(): string {
+    return `${this.base}evh`;
   }
   /** Users by (a lower bound of) their oldest retention age hint of one kind. */
   agedUsers(kind: AgeKind): string {

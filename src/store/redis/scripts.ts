@@ -61,6 +61,30 @@ return -1
 `;
 
 /**
+ * Sweeps one run's events when its newest event expired. KEYS: the run's expiry hash, its event list.
+ * ARGV: now (ms). Answers -1 when removed (or already gone), else the newest event's expiry (ms).
+ */
+export const SWEEP_RUN_EVENTS_LUA = `
+local expires = redis.call('HGET', KEYS[1], 'x')
+if expires and tonumber(expires) > tonumber(ARGV[1]) then return tonumber(expires) end
+redis.call('DEL', KEYS[1], KEYS[2])
+return -1
+`;
+
+/**
+ * Removes members of a sorted set whose score is still at most ARGV[1] (a hint a writer moved to a later
+ * expiry in the meantime stays). KEYS: the set. ARGV: now (ms), then the members. Answers how many went.
+ */
+export const REMOVE_DUE_LUA = `
+local n = 0
+for i = 2, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) <= tonumber(ARGV[1]) then n = n + redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return n
+`;
+
+/**
  * Reads checkpoints with every blob their manifests need, walking append chains, in one call.
  * KEYS: the run's blob hash, then checkpoint keys. Answers {{d, m, d, m, ...}, {hash, blob, ...}}.
  */

@@ -2,9 +2,12 @@
  * The sweeper. Each tenant keeps expiry hints (created member by expires ms, written at creation); a hint
  * that is due is checked against the session itself: expired (or already reclaimed by Redis) sessions are
  * removed with their messages and index entries; a renewed one gets its hint moved to its new expiry.
+ * Runs whose newest event expired go the same way (run-events.ts), up to `limit` runs besides the
+ * sessions; they are not counted.
  */
 import { memberId, tenantsKey, unescapeKeyPart } from './keys.js';
 import type { Ctx } from './plan.js';
+import { sweepRunEvents } from './run-events.js';
 import { tenantKeys, userKeys } from './scope.js';
 import { pruneCounts, uncount } from './stats.js';
 
@@ -57,9 +60,12 @@ async function sweepTenant(ctx: Ctx, tenant: string, now: number, limit: number)
 export async function sweepExpired(ctx: Ctx, now: number, limit: number): Promise<number> {
   const tenants = await ctx.redis.smembers(tenantsKey(ctx.prefix));
   let count = 0;
+  let runs = 0;
   for (const escaped of tenants) {
-    if (count >= limit) break;
-    count += await sweepTenant(ctx, unescapeKeyPart(escaped), now, limit - count);
+    if (count >= limit && runs >= limit) break;
+    const tenant = unescapeKeyPart(escaped);
+    if (count < limit) count += await sweepTenant(ctx, tenant, now, limit - count);
+    if (runs < limit) runs += await sweepRunEvents(ctx, tenant, now, limit - runs);
   }
   await pruneCounts(ctx, now);
   return count;
