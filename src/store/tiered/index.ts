@@ -14,6 +14,7 @@
  * - `hotTaskTtlSeconds`: lifetime of a hot task copy without writes. Default 3600.
  * - `turnLockMs`: TTL of a session's turn lock (how long a dead holder blocks it). Default 10000.
  * - `afterDurableCommit`: test hook run between the PostgreSQL commit and the Redis write of a turn.
+ * Run events (`runEventTtlSeconds`) live in PostgreSQL, written by a turn's durable commit (durable.ts).
  */
 import { cryptoRandom, systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
@@ -24,7 +25,13 @@ import { type ConnectOptions, connectClient, createClient } from '../redis/clien
 import { RedisDriver } from '../redis/driver.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
-import { DEFAULT_SESSION_TTL_SECONDS, type StateStore, type StoreOptions } from '../types.js';
+import {
+  DEFAULT_RUN_EVENT_TTL_SECONDS,
+  DEFAULT_SESSION_TTL_SECONDS,
+  type StateStore,
+  type StoreOptions,
+} from '../types.js';
+import { durableDriver } from './durable.js';
 import { ADAPTER, rebrand } from './errors.js';
 import { DEFAULT_HOT_TTL_SECONDS, HotTasks } from './hot.js';
 import { DEFAULT_LOCK_MS, SessionLocks } from './lock.js';
@@ -65,6 +72,10 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
     options.defaultSessionTtlSeconds === undefined
       ? DEFAULT_SESSION_TTL_SECONDS
       : v.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
+  const runEventTtlSeconds =
+    options.runEventTtlSeconds === undefined
+      ? DEFAULT_RUN_EVENT_TTL_SECONDS
+      : v.positiveInt(options.runEventTtlSeconds, 'runEventTtlSeconds');
   const hotTtl = v.positiveInt(options.hotTaskTtlSeconds ?? DEFAULT_HOT_TTL_SECONDS, 'hotTaskTtlSeconds');
   const lockMs = v.positiveInt(options.turnLockMs ?? DEFAULT_LOCK_MS, 'turnLockMs');
   const clock = options.clock ?? systemClock;
@@ -79,6 +90,7 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
     clock,
     random,
     defaultSessionTtlSeconds: defaultTtlSeconds,
+    runEventTtlSeconds,
   });
   let pg: StateStore;
   try {
@@ -87,7 +99,8 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
       clock,
       random,
       defaultSessionTtlSeconds: defaultTtlSeconds,
-      // The sessions a task, action or checkpoint names are read where they live.
+      runEventTtlSeconds,
+      // The sessions a task, action, checkpoint or run event names are read where they live.
       sessions: (scope, id) => redisStore.getSession(scope, id),
       ...(options.schema === undefined ? {} : { schema: options.schema }),
       ...(options.max === undefined ? {} : { max: options.max }),
@@ -105,15 +118,18 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
         clock,
         random,
         defaultTtlSeconds,
+        runEventTtlSeconds,
         cursorKey: async () => Buffer.alloc(0),
       },
       pg,
+      pgDriver: durableDriver(pg),
       env: {
         adapter: ADAPTER,
         v,
         clock,
         random,
         defaultTtlSeconds,
+        runEventTtlSeconds,
         cursorKey: async () => Buffer.alloc(0),
       },
       hot: new HotTasks(redis, tiered, prefix, hotTtl * 1000),

@@ -1,11 +1,11 @@
 /**
  * Session turn locks: `P:{t}:tl:<session id>` = owner token, with a TTL. Every call of the tiered store
  * that changes a session's version (updateSession, endSession, commitTurn with a session patch) or that
- * must not race the Redis half of a turn (deleteSession, commitTurn with messages) holds the lock of that
- * session from before its Redis checks until after its Redis write. So the session version a turn checked
- * before committing PostgreSQL is still the version when it writes Redis after the commit. Touching and
- * appending without a durable part need no lock: they do not change the version, and the message seq is
- * taken atomically by the Redis script that appends.
+ * must not race the Redis half of a turn (deleteSession, appendMessages, commitTurn with messages or run
+ * events) holds the lock of that session from before its Redis checks until after its Redis write. So the
+ * session version a turn checked before committing PostgreSQL is still the version when it writes Redis
+ * after the commit, and the seqs its messages get are those its run events told in that commit (turn.ts).
+ * Touching needs no lock: it changes neither the version nor the messages.
  *
  * A holder that dies keeps the lock until its TTL (`lockMs`, default 10 s) runs out; waiters retry with a
  * short random back-off and give up with `conflict` after twice the TTL.

@@ -1,14 +1,16 @@
 /**
- * The tiered StateStore: a Redis store (sessions, messages) and a PostgreSQL store (everything durable)
- * opened side by side; each call goes to the tier that owns its records, tasks get hot copies in Redis
- * (hot.ts), version-changing session calls hold the session's turn lock (lock.ts) and commitTurn spans
- * both tiers (turn.ts). Every error starts with `[tiered]` (errors.ts).
+ * The tiered StateStore: a Redis store (sessions, messages) and a PostgreSQL store (everything durable,
+ * run events included: durable.ts says why) opened side by side; each call goes to the tier that owns its
+ * records, tasks get hot copies in Redis (hot.ts), version-changing session calls and message appends
+ * hold the session's turn lock (lock.ts) and commitTurn spans both tiers (turn.ts). Every error starts
+ * with `[tiered]` (errors.ts).
  */
 
 import { closedError, invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
 import { checkNewAction } from '../core/actions.js';
 import { checkNewCheckpoint } from '../core/checkpoints.js';
+import { checkMessages } from '../core/messages.js';
 import { checkNewTask, checkTaskPatch } from '../core/tasks.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
@@ -66,8 +68,15 @@ export class TieredStore implements t.StateStore {
   endSession: t.StateStore['endSession'] = (s, id) => this.locked(s, id, () => this.redis.endSession(s, id));
   deleteSession: t.StateStore['deleteSession'] = (s, id) =>
     this.locked(s, id, () => this.redis.deleteSession(s, id));
+  /** Under the session's turn lock: a turn with run events has told what seqs its messages get (turn.ts). */
   appendMessages: t.StateStore['appendMessages'] = (s, id, m) =>
-    this.run('redis', () => this.redis.appendMessages(s, id, m));
+    this.run('redis', () => {
+      const { env } = this.deps;
+      env.v.readScope(s);
+      env.v.id(id, 'session', 'session id');
+      checkMessages(env, m, 'messages');
+      return this.deps.locks.with(s.tenant_id, [id], () => this.redis.appendMessages(s, id, m));
+    });
   listMessages: t.StateStore['listMessages'] = (s, id, q) =>
     this.run('redis', () => this.redis.listMessages(s, id, q));
   lastMessages: t.StateStore['lastMessages'] = (s, id, n) =>
@@ -230,7 +239,16 @@ export class TieredStore implements t.StateStore {
   commitTurn: t.StateStore['commitTurn'] = (s, batch) =>
     this.run('redis', () => commitTurn(this.deps, s, batch));
 
-  /** Expired sessions and their messages (Redis; the count returned), then PostgreSQL's expired memory, leases and request keys. */
+  // run events: PostgreSQL, beside the run's tasks, actions and checkpoints (the session read from Redis)
+  appendRunEvents: t.StateStore['appendRunEvents'] = (s, append) =>
+    this.run('postgres', () => this.pg.appendRunEvents(s, append));
+  listRunEvents: t.StateStore['listRunEvents'] = (s, id, run, q) =>
+    this.run('postgres', () => this.pg.listRunEvents(s, id, run, q));
+
+  /**
+   * Expired sessions and their messages (Redis; the count returned), then PostgreSQL's expired memory,
+   * leases, request keys and run events.
+   */
   sweepExpired: t.StateStore['sweepExpired'] = (limit) =>
     this.run('redis', async () => {
       const removed = await this.redis.sweepExpired(limit);

@@ -2,8 +2,9 @@
  * commitTurn across the two tiers. The write order, and what a crash between the steps leaves:
  *
  * 1. Every part of the batch is checked (nothing is read or written before all checks pass).
- * 2. When the batch patches a session, or appends messages along with durable parts, the session's turn
- *    lock is taken (lock.ts): from here until step 6 no other call changes that session's version.
+ * 2. When the batch patches a session, appends messages or carries run events, the session's turn lock
+ *    is taken (lock.ts): from here until step 6 no other call changes that session's version or appends
+ *    to it.
  * 3. The Redis half is prepared but not written: the session must be live and at the expected version
  *    (`not_found` / `version_conflict` here change nothing anywhere). Every session the durable parts
  *    name (a created task's, a begun action's, the checkpoint's, a task moved to another session) must
@@ -11,10 +12,15 @@
  * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
  * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
  *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items (and the
- *    session's open tasks when asked: `list_open_tasks`; a batch with no durable part lists them after).
+ *    session's open tasks when asked: `list_open_tasks`; a batch with no durable part lists them after),
+ *    and the run's events (`batch.events`, durable.ts), a batch with nothing else durable included.
  *    A failure rolls all of it back, and nothing was written to Redis but the dropped hot copies.
  * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
- *    with gap-free seqs (retried while a concurrent touch or append moves the session under it).
+ *    with gap-free seqs (retried while a concurrent touch moves the session under it). With run events,
+ *    the Redis half is pinned (one instant, the message ids drawn once) and the locks of step 2 keep every
+ *    append out: what it writes is exactly what step 3 prepared and step 5's events tell
+ *    (`message.created`, and what `final` saw); should it still differ (a lock outlasted), nothing is
+ *    written to Redis and the caller gets durable_committed as below.
  * 7. The new tasks are written through to their hot copies; the lock is released.
  * 8. The lease the batch frees (`release_lease`), a PostgreSQL row, is freed last, after the Redis half:
  *    freed with the durable part, it would let another run start before this turn's messages are there.
@@ -28,8 +34,11 @@
  * the lock's TTL and another caller changed the session meanwhile. A process that dies holding a lock
  * blocks that session's version changes until the lock's TTL runs out.
  */
+import type { RandomSource } from '../../core/clock.js';
+import { AgentStateError } from '../../core/errors.js';
 import { type Message, OPEN_TASK_STATES, type Session } from '../../core/model.js';
 import type { CoreEnv } from '../core/context.js';
+import type { StoreDriver } from '../core/driver.js';
 import { appendChecked, checkMessages } from '../core/messages.js';
 import { applySessionPatch, checkSessionPatch } from '../core/sessions.js';
 import { type CheckedBatch, checkBatch } from '../core/turn.js';
@@ -37,6 +46,7 @@ import { redisRows } from '../redis/driver.js';
 import { Plan, type Ctx as RedisCtx, runPlan } from '../redis/plan.js';
 import type { Scope, StateStore, TurnBatch, TurnResult } from '../types.js';
 import { missingSessions, named, sessionNotFound } from './attach.js';
+import { commitDurableWithEvents } from './durable.js';
 import { durableCommitted, rebrand } from './errors.js';
 import type { HotTasks } from './hot.js';
 import type { SessionLocks } from './lock.js';
@@ -49,6 +59,8 @@ export interface TurnDeps {
   /** The store core's settings for the Redis half (its rules run on the Redis rows of a plan). */
   readonly redisEnv: CoreEnv;
   readonly pg: StateStore;
+  /** The driver under `pg`: a turn with run events commits through it (durable.ts). */
+  readonly pgDriver: StoreDriver;
   /** The tiered store's own checks and settings (its errors start with `[tiered]`). */
   readonly env: CoreEnv;
   readonly hot: HotTasks;
@@ -116,9 +128,37 @@ async function keysExist(d: TurnDeps, scope: Scope, b: CheckedBatch, missing: re
   return true;
 }
 
-/** The batch without its Redis parts. */
+/**
+ * Randomness for a Redis half that is built more than once and must come out the same: what the first
+ * build drew is handed out again, in the same order, to every later one (`rewind` before each build).
+ */
+function replaying(source: RandomSource): { random: RandomSource; rewind(): void } {
+  const drawn: Uint8Array[] = [];
+  let next = 0;
+  return {
+    random: (bytes) => {
+      const known = drawn[next];
+      next++;
+      if (known !== undefined && known.length === bytes) return known.slice();
+      const fresh = source(bytes);
+      drawn[next - 1] = fresh.slice();
+      return fresh;
+    },
+    rewind: () => {
+      next = 0;
+    },
+  };
+}
+
+/** The batch without its Redis parts (and without its events, which durable.ts writes). */
 function durablePart(batch: TurnBatch): TurnBatch {
-  const { session: _session, messages: _messages, release_lease: _release, ...durable } = batch;
+  const {
+    session: _session,
+    messages: _messages,
+    release_lease: _release,
+    events: _events,
+    ...durable
+  } = batch;
   return durable;
 }
 
@@ -147,9 +187,21 @@ async function writeTurn(
     b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 ||
     b.checkpoint !== null ||
     b.putMemory;
+  const events = b.events;
   const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
+  // With run events the Redis half is pinned: every build of it comes out as the prepared one (step 6),
+  // at the instant the turn holds its locks.
+  let pinnedNow = d.redis.clock.now();
+  const replay = replaying(d.redisEnv.random);
+  const pinnedEnv: CoreEnv = { ...d.redisEnv, random: replay.random };
+  let prepared: RedisHalf | null = null;
   const redisHalf = async (plan: Plan): Promise<RedisHalf> => {
-    const op = { env: d.redisEnv, tx: redisRows(d.redis, plan), now: d.redis.clock.now() };
+    replay.rewind();
+    const tx = redisRows(d.redis, plan);
+    const op =
+      events === null
+        ? { env: d.redisEnv, tx, now: d.redis.clock.now() }
+        : { env: pinnedEnv, tx, now: pinnedNow };
     const out: RedisHalf = { session: null, messages: [] };
     if (batch.session !== undefined && parts.patch !== null) {
       const { id, expected_version } = batch.session;
@@ -160,6 +212,13 @@ async function writeTurn(
       out.session = appended.session;
       out.messages = appended.messages;
     }
+    if (prepared !== null && JSON.stringify(out) !== JSON.stringify(prepared)) {
+      // Thrown before the script: nothing of it is written.
+      throw new AgentStateError(
+        'conflict',
+        `[redis] session ${out.session?.id ?? sessionIds[0]} changed under the turn: its run events tell otherwise`,
+      );
+    }
     return out;
   };
   const writeRedis = () => runPlan(d.redis, redisHalf);
@@ -167,13 +226,18 @@ async function writeTurn(
   try {
     // The sessions the durable parts name (attach.ts), checked holding their turn locks too.
     const attached = await attachedSessions(d, scope, b);
-    const needsLock = b.session !== null || (b.messages !== null && hasDurable) || attached.ids.length > 0;
-    if (needsLock) release = await d.locks.acquire(scope.tenant_id, [...sessionIds, ...attached.ids]);
-    if (!hasDurable) {
+    const eventSession = events === null ? [] : [events.session_id];
+    const locked = [...sessionIds, ...attached.ids, ...eventSession];
+    if (locked.length > 0) release = await d.locks.acquire(scope.tenant_id, locked);
+    pinnedNow = d.redis.clock.now();
+    if (!hasDurable && events === null) {
       if (sessionIds.length === 0) return { ...EMPTY };
       return { ...EMPTY, ...(await writeRedis()) };
     }
-    if (sessionIds.length > 0) await redisHalf(new Plan(d.redis));
+    if (sessionIds.length > 0) {
+      const half = await redisHalf(new Plan(d.redis));
+      if (events !== null) prepared = half;
+    }
     const missing = await missingSessions(d, scope, attached.ids);
     const refused = missing.find((id) => !attached.excused.has(id));
     if (refused !== undefined) throw sessionNotFound(refused);
@@ -184,7 +248,18 @@ async function writeTurn(
     await d.hot.hold(scope.tenant_id, scope.user_id, holds);
     let durable: TurnResult;
     try {
-      durable = await d.pg.commitTurn(scope, durablePart(batch));
+      durable =
+        events === null
+          ? await d.pg.commitTurn(scope, durablePart(batch))
+          : await commitDurableWithEvents(
+              d.pgDriver,
+              d.env,
+              scope,
+              b,
+              events,
+              prepared ?? { session: null, messages: [] },
+              pinnedNow,
+            );
     } catch (error) {
       throw rebrand(error, 'postgres');
     }
