@@ -1515,6 +1515,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
+    /** @description Runs one turn. With `Accept: text/event-stream` the answer is the run’s events as Server-Sent Events, from `run.started` to its final event (whose data is this JSON answer); see GET /v1/sessions/{id}/runs/{run_id}/events to resume after a disconnect. */
     post: {
       parameters: {
         query?: never;
@@ -2028,6 +2029,190 @@ export interface paths {
                 created_at: string;
               }[];
               next_cursor: string | null;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/runs/{run_id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** @description The run’s events after `Last-Event-ID` (or `after`). With `Accept: text/event-stream`: Server-Sent Events (`id`, `event`: the type, `data`: the event as JSON) that follow the run until its final event (`run.completed`, `run.failed` or `run.cancelled`), with keep-alive comments; otherwise the stored events as JSON. */
+    get: {
+      parameters: {
+        query?: {
+          after?: string;
+          limit?: string;
+        };
+        header?: never;
+        path: {
+          id: string;
+          run_id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                id: string;
+                run_id: string;
+                session_id: string;
+                /** @enum {string} */
+                type:
+                  | 'run.started'
+                  | 'message.delta'
+                  | 'message.created'
+                  | 'task.updated'
+                  | 'action.updated'
+                  | 'checkpoint.created'
+                  | 'run.waiting'
+                  | 'run.completed'
+                  | 'run.failed'
+                  | 'run.cancelled';
+                data: {
+                  [key: string]: unknown;
+                };
+                /** Format: date-time */
+                created_at: string;
+              }[];
             };
           };
         };

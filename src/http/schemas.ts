@@ -38,6 +38,10 @@ export const CursorSchema = z.string().min(1).max(MAX_CURSOR_LENGTH);
 const MAX_TTL_SECONDS = 365 * 24 * 3600;
 
 export const SessionParams = z.strictObject({ id: idParam('session') });
+export const RunParams = z.strictObject({
+  id: idParam('session'),
+  run_id: z.string().regex(/^run_[a-z0-9]{1,64}$/, 'is not a run id'),
+});
 export const TaskParams = z.strictObject({ id: idParam('task') });
 export const ActionParams = z.strictObject({ id: idParam('action') });
 export const NamespaceSchema = z
@@ -118,6 +122,13 @@ export function buildSchemas(limits: HttpLimits) {
       before: idParam('checkpoint').optional(),
     }),
     resume: z.strictObject({}),
+    runEvents: z.strictObject({
+      after: z
+        .string()
+        .regex(/^[1-9]\d{0,9}$/, 'is not an event id this API returned')
+        .optional(),
+      limit: intQuery(1, 1000).optional(),
+    }),
     listTasks: z.strictObject({
       session_id: idParam('session').optional(),
       user_id: UserIdSchema.optional(),

@@ -4,7 +4,7 @@
  */
 import { isAgentStateError } from '../core/errors.js';
 import type { Action, Session } from '../core/model.js';
-import type { StateStore, TurnResult } from '../store/types.js';
+import type { StateStore, TurnBatch, TurnResult } from '../store/types.js';
 import type { AgentStateMetrics } from './metrics.js';
 
 const INPUT_ERRORS = new Set([
@@ -60,7 +60,11 @@ export function instrumentStore(store: StateStore, metrics: AgentStateMetrics): 
       if (typeof value !== 'function' || typeof property !== 'string') return value;
       const method = value as AnyMethod;
       return async (...args: unknown[]) => {
-        const timer = property === 'putCheckpoint' ? process.hrtime.bigint() : undefined;
+        // Every write of a checkpoint: alone, or with a turn's commit (a run's commits all carry one).
+        const writesCheckpoint =
+          property === 'putCheckpoint' ||
+          (property === 'commitTurn' && (args[1] as TurnBatch | undefined)?.checkpoint !== undefined);
+        const timer = writesCheckpoint ? process.hrtime.bigint() : undefined;
         try {
           const result = await method.apply(target, args);
           if (timer !== undefined) {

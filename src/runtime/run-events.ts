@@ -7,6 +7,7 @@
  */
 import type { JsonObject } from '../core/json.js';
 import type { NewRunEvent, Scope, StateStore } from '../store/types.js';
+import { announceRunEvents } from './run-notify.js';
 
 export interface RunEventLogOptions {
   /** A streamed delta is sent once this old (ms). Default 50. */
@@ -79,13 +80,15 @@ export class RunEventLog {
    * failed commit stops it).
    */
   serial<T>(write: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(() => {
+    const next = this.chain.then(async () => {
       const failure = this.failure;
       if (failure !== null) {
         this.failure = null;
         throw failure.error;
       }
-      return write();
+      const written = await write();
+      announceRunEvents(this.sessionId, this.runId);
+      return written;
     });
     this.chain = next.catch(() => undefined);
     return next;

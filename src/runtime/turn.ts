@@ -426,8 +426,10 @@ async function runTurnNow(request: TurnRequest): Promise<TurnOutput> {
     if (pending.checkpoint !== null) {
       const header = headerOf(pending.checkpoint);
       const journal = journalOf(pending.checkpoint);
+      // The interrupted run answers this turn only when it had the same input.
+      const { onRun: _onRun, ...others } = request;
       const finished = await execute(
-        request,
+        header.input === input ? request : others,
         lease,
         header,
         journal,

@@ -75,10 +75,11 @@ export function createRuntimeTurnRunner(
     agentNames: () => setup.agents.names(),
     modelNames: () => Object.keys(spec.available),
     modelFor,
-    async runTurn(scope, session, input) {
+    async runTurn(scope, session, input, call = {}) {
       const model = await modelOfTurn(scope, session);
+      const onRun = call.onRun === undefined ? {} : { onRun: call.onRun };
       return response(
-        await scheduled((options) => runTurn({ ...options, input, model }), scope, session),
+        await scheduled((options) => runTurn({ ...options, input, model, ...onRun }), scope, session),
         model,
       );
     },

@@ -38,6 +38,12 @@ export interface SessionRef {
   readonly id: string;
 }
 
+/** What a caller of one turn may add. */
+export interface TurnCallOptions {
+  /** Called with the id of the run that answers the turn, once it starts (its events can be followed). */
+  readonly onRun?: (runId: string) => void;
+}
+
 export interface TurnRunner {
   /** The agents a new session may name; a session naming another one is refused with 400. */
   agentNames?(): string[];
@@ -50,7 +56,7 @@ export interface TurnRunner {
    * named by id: the runtime reads it under the turn's lease, and a session that is not in `scope` is
    * `not_found`.
    */
-  runTurn(scope: Scope, session: SessionRef, input: string): Promise<TurnResponse>;
+  runTurn(scope: Scope, session: SessionRef, input: string, options?: TurnCallOptions): Promise<TurnResponse>;
   /** Resumes an interrupted run of the session; the answer of `POST /v1/sessions/{id}/resume`. */
   resume(scope: Scope, session: SessionRef): Promise<TurnResponse>;
   /** The session's checkpoints, newest first. */

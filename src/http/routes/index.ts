@@ -5,6 +5,7 @@ import { contextRoutes } from './context.js';
 import { healthRoutes } from './health.js';
 import { memoryRoutes } from './memory.js';
 import { messageRoutes } from './messages.js';
+import { runRoutes } from './runs.js';
 import { sessionRoutes } from './sessions.js';
 import { taskRoutes } from './tasks.js';
 import { tokenRoutes } from './tokens.js';
@@ -16,6 +17,7 @@ const GROUPS = [
   sessionRoutes,
   messageRoutes,
   turnRoutes,
+  runRoutes,
   contextRoutes,
   taskRoutes,
   actionRoutes,

@@ -6,13 +6,15 @@
  * whole turn, so the second request answers 409 (`conflict`) and may be sent again once the first is done.
  */
 import { CheckpointSchema, type Session } from '../../core/model.js';
-import { TurnResponseSchema, type TurnRunner } from '../../server/turn-runner.js';
+import { type SessionRef, TurnResponseSchema, type TurnRunner } from '../../server/turn-runner.js';
 import type { Scope } from '../../store/types.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { notImplemented } from '../errors.js';
+import { wantsEventStream } from '../run-stream.js';
 import { pageOf, SessionParams } from '../schemas.js';
 import { ERRORS, requireSession } from './common.js';
+import { streamTurn } from './turn-stream.js';
 
 function ownerScope(session: Session): Scope {
   return { tenant_id: session.tenant_id, user_id: session.user_id };
@@ -29,23 +31,32 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
     {
       schema: {
         tags: ['turns'],
+        description:
+          'Runs one turn. With `Accept: text/event-stream` the answer is the run’s events as Server-Sent Events, from `run.started` to its final event (whose data is this JSON answer); see GET /v1/sessions/{id}/runs/{run_id}/events to resume after a disconnect.',
         params: SessionParams,
         body: schemas.turn,
         response: { 200: TurnResponseSchema, ...ERRORS },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { principal } = request;
       if (turns === null) await requireSession(store, readScopeOf(principal), request.params.id);
       const runner = requireRunner(turns, 'a turn');
       // A user's own session: the runtime reads it under the turn's lease, in the user's scope (another
       // user's session is not found there). A tenant key's turn runs in the scope of the session's owner.
+      let scope: Scope;
+      let session: SessionRef;
       if (principal.kind === 'user') {
-        const scope = { tenant_id: principal.tenant_id, user_id: principal.user_id };
-        return runner.runTurn(scope, { id: request.params.id }, request.body.input);
+        scope = { tenant_id: principal.tenant_id, user_id: principal.user_id };
+        session = { id: request.params.id };
+      } else {
+        const found = await requireSession(store, readScopeOf(principal), request.params.id);
+        scope = ownerScope(found);
+        session = found;
       }
-      const session = await requireSession(store, readScopeOf(principal), request.params.id);
-      return runner.runTurn(ownerScope(session), session, request.body.input);
+      if (!wantsEventStream(request.headers.accept))
+        return runner.runTurn(scope, session, request.body.input);
+      return streamTurn({ store, runner, scope, session, input: request.body.input, request, reply });
     },
   );
 
