@@ -46,6 +46,20 @@ export interface RequestKeyCalls {
     ttl_seconds: number,
     in_progress_ttl_seconds?: number,
   ): Promise<RequestKeyClaim>;
+  /**
+   * Keeps an unfinished claim alive: while `key` is in progress with `request_hash`, its in-progress expiry
+   * becomes now + `in_progress_ttl_seconds` (1..315 360 000) and the answer is true. False, changing
+   * nothing, when the key is not in progress with that hash any more (completed, released, expired and
+   * perhaps claimed by another request, or never claimed): the caller has lost the claim. The holder of a
+   * claim renews it while its request runs, so a claim whose holder died is free again after one short
+   * in-progress TTL.
+   */
+  renewRequestKey(
+    scope: Scope,
+    key: string,
+    request_hash: string,
+    in_progress_ttl_seconds: number,
+  ): Promise<boolean>;
   completeRequestKey(scope: Scope, key: string, response: StoredResponse): Promise<void>;
   releaseRequestKey(scope: Scope, key: string): Promise<void>;
 }

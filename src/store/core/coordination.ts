@@ -61,6 +61,24 @@ export async function claimRequestKey(
   return { state: 'done', response: held.response };
 }
 
+/**
+ * Extends an unfinished claim to now + `in_progress_ttl_seconds` while it still has `request_hash`; false
+ * when it does not any more (completed, released, expired, taken by another, or never claimed).
+ */
+export async function renewRequestKey(
+  op: WriteOp,
+  scope: Scope,
+  key: string,
+  request_hash: string,
+  in_progress_ttl_seconds: number,
+): Promise<boolean> {
+  const held = await op.tx.getRequestKey(scope, key);
+  if (held === null || held.expires_ms <= op.now) return false;
+  if (held.request_hash !== request_hash || held.response !== null) return false;
+  const next = { ...held, expires_ms: op.now + in_progress_ttl_seconds * 1000 };
+  return op.tx.putRequestKey(scope, key, next, held);
+}
+
 export function checkResponse(env: CoreEnv, response: StoredResponse): StoredResponse {
   const { v } = env;
   v.record(response, 'response');

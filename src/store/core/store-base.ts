@@ -150,6 +150,23 @@ export abstract class StoreBase {
       single,
     );
   }
+  renewRequestKey(
+    scope: t.Scope,
+    key: string,
+    hash: string,
+    in_progress_ttl_seconds: number,
+  ): Promise<boolean> {
+    const check = () => {
+      this.requestKey(scope, key);
+      this.v.name(hash, 'request_hash');
+      this.v.positiveInt(in_progress_ttl_seconds, 'in_progress_ttl_seconds');
+    };
+    return this.write(
+      check,
+      (op) => coordination.renewRequestKey(op, scope, key, hash, in_progress_ttl_seconds),
+      single,
+    );
+  }
   completeRequestKey(scope: t.Scope, key: string, response: t.StoredResponse): Promise<void> {
     const check = () => {
       this.requestKey(scope, key);
