@@ -18,6 +18,7 @@ import { AgentStateError, invalidRequest } from '../core/errors.js';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { requestKeyScopeOf } from './auth.js';
+import { errorBody, statusOf, toAgentStateError } from './errors.js';
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -43,6 +44,20 @@ const held = new WeakMap<FastifyRequest, HeldKey>();
  * (DEFAULT_LEASE_TTL_MS, 10 s), so a retry after a crash is served once the dead server's claims lapse.
  */
 export const IN_PROGRESS_TTL_SECONDS = 10;
+
+const answers = new WeakMap<FastifyRequest, Promise<{ status: number; body: JsonValue }>>();
+
+/**
+ * The answer a retry of this request gets, when its response is a stream that does not hold it whole (a
+ * streamed turn: the run's final answer). Recorded once it settles (an error: as the error answer).
+ */
+export function answerLater(
+  request: FastifyRequest,
+  answer: Promise<{ status: number; body: JsonValue }>,
+): void {
+  answer.catch(() => undefined);
+  answers.set(request, answer);
+}
 
 export function requestHash(method: string, url: string, body: unknown): string {
   const text = body === undefined ? '' : canonicalJson(body as JsonValue);
@@ -149,6 +164,20 @@ export function registerIdempotency(app: FastifyInstance, store: StateStore, ttl
         // runs, and onSend records its answer when it is done.
         const ended = () => {
           if (held.get(request) !== holding || (!holding.streamed && !reply.sent)) return;
+          // A streamed turn's answer is its run's: kept (and the claim renewed) until the run is over, even
+          // when the client left before, so a retry gets the answer rather than an empty stream.
+          const later = answers.get(request);
+          if (later !== undefined) {
+            answers.delete(request);
+            void later.then(
+              (answer) => record(request, answer.status, () => answer.body),
+              (error: unknown) => {
+                const failure = toAgentStateError(error);
+                return record(request, statusOf(failure), () => errorBody(failure) as unknown as JsonValue);
+              },
+            );
+            return;
+          }
           const raw = reply.raw;
           void record(request, raw.headersSent ? raw.statusCode : 500, () => null);
         };

@@ -11,6 +11,7 @@ import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Action, Message, Session, Task } from '../core/model.js';
 import { inSpan, traceparentOf } from '../observability/tracing.js';
 import type { NewRunEvent, Scope, StateStore, TurnBatch, TurnResult } from '../store/types.js';
+import type { CancelWatch } from './cancel.js';
 import { Journal, type JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
 import type { RunEventLog } from './run-events.js';
@@ -83,6 +84,10 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   /** The labels of the commits that end an attempt (see `finalEvent`). */
   finalLabels: readonly string[] = ['turn'];
   beforeFinal: ((extra: JsonObject, batch: CommitBatch) => Promise<void>) | null = null;
+  /** Cancel requests for the run, looked at its safe points (cancel.ts); null: it cannot be cancelled. */
+  cancel: CancelWatch | null = null;
+  /** Actions this attempt began: after the first, a model call is no safe point any more. */
+  private begun = 0;
   /** Every task the run's commits wrote (replayed ones included), as the last one left it. */
   readonly written = { tasks: new Map<string, Task>() };
 
@@ -108,7 +113,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
 
   /** A non-deterministic value: recorded now, or replayed from the journal. */
   read<T extends JsonValue>(kind: string, produce: () => Promise<T>): Promise<T> {
-    return this.journal.step(kind, produce);
+    if (this.cancel === null || !kind.startsWith('model.')) return this.journal.step(kind, produce);
+    return this.journal.step(kind, async () => {
+      if (this.begun === 0) await this.cancel?.check();
+      return produce();
+    });
   }
 
   now(): Promise<number> {
@@ -151,7 +160,13 @@ export class RunContext<H extends RunIdentity = RunHeader> {
         this.reload(batch, marker.checkpoint_id),
       )) as unknown as CommitResult;
       this.remember(result);
+      this.begun += batch?.begin_actions?.length ?? 0;
       return { result, replayed: true, ...(typeof marker.tp === 'string' ? { recordedBy: marker.tp } : {}) };
+    }
+    // A commit that begins an action is a safe point: every earlier action of the run has its outcome.
+    if (batch !== null && (batch.begin_actions?.length ?? 0) > 0) {
+      await this.cancel?.check();
+      this.begun += batch.begin_actions?.length ?? 0;
     }
     const final = this.finalLabels.includes(label) ? this.finalEvent : null;
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);

@@ -6,7 +6,8 @@
  * through `serial`, one after another, so the store numbers the run's events in the order they happened.
  */
 import type { JsonObject } from '../core/json.js';
-import type { NewRunEvent, Scope, StateStore } from '../store/types.js';
+import type { RunEvent } from '../core/model.js';
+import type { NewRunEvent, ReadScope, Scope, StateStore } from '../store/types.js';
 import { announceRunEvents } from './run-notify.js';
 
 export interface RunEventLogOptions {
@@ -116,5 +117,22 @@ export class RunEventLog {
   /** Waits for every write sent so far; throws the error of a streamed text that failed to be stored. */
   drain(): Promise<void> {
     return this.serial(async () => undefined);
+  }
+}
+
+/** The run's newest stored event, or null when it has none (any more). */
+export async function lastRunEvent(
+  store: StateStore,
+  scope: ReadScope,
+  sessionId: string,
+  runId: string,
+): Promise<RunEvent | null> {
+  let after: string | null = null;
+  let last: RunEvent | null = null;
+  for (;;) {
+    const page: RunEvent[] = await store.listRunEvents(scope, sessionId, runId, { after, limit: 1000 });
+    if (page.length === 0) return last;
+    last = page[page.length - 1] ?? null;
+    after = last?.id ?? null;
   }
 }

@@ -1,7 +1,7 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
-import type { Action, Checkpoint, RunEvent, Session, Task } from '../core/model.js';
+import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
@@ -11,6 +11,7 @@ import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
 import { type AnswerParts, answerOf, type TurnOutput } from './answer.js';
+import { CancelWatch, cancelledError, RunCancelled } from './cancel.js';
 import {
   type ContextOptions,
   checkContextOptions,
@@ -23,7 +24,7 @@ import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
 import { type CommitBatch, type CommitResult, RunContext, type RunHeader } from './run-context.js';
-import { RunEventLog, type RunEventLogOptions } from './run-events.js';
+import { lastRunEvent, RunEventLog, type RunEventLogOptions } from './run-events.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -164,6 +165,8 @@ async function executeRun(
     resumed,
   });
   options.onRun?.(header.run_id);
+  const watch = new CancelWatch(options.store, options.scope, header.session_id, header.run_id);
+  rt.cancel = watch;
   let answer: TurnOutput | null = null;
   const known = { openBefore: openTasks, tasks: new Map<string, Task>(), actions: new Map<string, Action>() };
   rt.beforeFinal = (extra, batch) => readForAnswer(options, rt, extra, batch, known);
@@ -198,8 +201,14 @@ async function executeRun(
     // A deferred checkpoint still in flight lands before the lease is let go; the run's own error is the
     // one reported (the write's, if it failed too, is what the next attempt finds).
     await rt.settle().catch(() => undefined);
+    if (error instanceof RunCancelled) {
+      await endCancelled(rt, header);
+      throw cancelledError(header.session_id, header.run_id);
+    }
     await failed(log, error);
     throw error;
+  } finally {
+    watch.done();
   }
   await rt.settle(); // the final commit waited for it already: no write of the run is left in flight
   const after = output.final.session;
@@ -272,16 +281,35 @@ async function readForAnswer(
 
 /** The answer a run's final event holds, when the run has one (its log is kept for an hour). */
 async function finalAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
-  const { store, scope, sessionId } = options;
-  let after: string | null = null;
-  let last: RunEvent | undefined;
-  for (;;) {
-    const page = await store.listRunEvents(scope, sessionId, runId, { after, limit: 1000 });
-    if (page.length === 0) break;
-    last = page[page.length - 1];
-    after = last?.id ?? null;
-  }
+  const last = await lastRunEvent(options.store, options.scope, options.sessionId, runId);
   return last?.type === 'run.completed' ? (last.data as unknown as TurnOutput) : null;
+}
+
+/**
+ * Ends a run stopped at a safe point: its input is kept as the user's message (marked `cancelled`), so the
+ * session's next turn is a new run, and its last event is `run.cancelled`, in the same commit. What its
+ * earlier commits wrote stays (every action it began has its outcome).
+ */
+async function endCancelled(rt: RunContext, header: RunHeader): Promise<void> {
+  rt.cancel = null;
+  rt.beforeFinal = null;
+  rt.finalEvent = () => ({
+    type: 'run.cancelled',
+    data: { run_id: header.run_id, session_id: header.session_id },
+  });
+  await rt.commit(
+    'turn',
+    {
+      messages: {
+        session_id: header.session_id,
+        items: [
+          { role: 'user', content: header.input, metadata: { run_id: header.run_id, cancelled: true } },
+        ],
+      },
+    },
+    null,
+    { output: { cancelled: true } },
+  );
 }
 
 /** Tells the run's followers it failed (its error as an answer would carry it); never throws. */

@@ -19,6 +19,14 @@ import { loadSnapshot } from '../runtime/snapshot.js';
 import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
 import { checkModelName, type ModelsSpec, modelForSession } from './models.js';
+import {
+  ENQUEUE_WAIT_MS,
+  INTERRUPT_WAIT_MS,
+  interruptRun,
+  isBusy,
+  SessionQueues,
+  sessionOnBusy,
+} from './on-busy.js';
 import type { SessionRef, TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
@@ -51,6 +59,7 @@ export function createRuntimeTurnRunner(
   models?: ModelsSpec,
 ): TurnRunner {
   const scheduler = new TurnScheduler();
+  const queues = new SessionQueues();
   const scheduled = <T>(run: (options: RuntimeOptions) => Promise<T>, scope: Scope, session: SessionRef) =>
     scheduler.run(store, (seen) => run({ ...setup, store: seen, scope, sessionId: session.id }));
   const fallback = setup.model ?? 'rules';
@@ -78,10 +87,25 @@ export function createRuntimeTurnRunner(
     async runTurn(scope, session, input, call = {}) {
       const model = await modelOfTurn(scope, session);
       const onRun = call.onRun === undefined ? {} : { onRun: call.onRun };
-      return response(
-        await scheduled((options) => runTurn({ ...options, input, model, ...onRun }), scope, session),
-        model,
-      );
+      const attempt = async (waitMs: number) =>
+        response(
+          await scheduled(
+            (options) => runTurn({ ...options, input, model, ...onRun, lease: { ...setup.lease, waitMs } }),
+            scope,
+            session,
+          ),
+          model,
+        );
+      try {
+        return await attempt(setup.lease?.waitMs ?? 0);
+      } catch (error) {
+        if (!isBusy(error)) throw error;
+        const policy = call.onBusy ?? sessionOnBusy(await store.getSession(scope, session.id));
+        if (policy === 'reject') throw error;
+        if (policy === 'enqueue') return queues.run(session.id, () => attempt(ENQUEUE_WAIT_MS));
+        await interruptRun(store, scope, session.id);
+        return attempt(INTERRUPT_WAIT_MS);
+      }
     },
     async resume(scope, session) {
       const model = await modelOfTurn(scope, session);

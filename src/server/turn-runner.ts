@@ -42,6 +42,8 @@ export interface SessionRef {
 export interface TurnCallOptions {
   /** Called with the id of the run that answers the turn, once it starts (its events can be followed). */
   readonly onRun?: (runId: string) => void;
+  /** What to do when the session is busy with another run; default: the session's `on_busy` (on-busy.ts). */
+  readonly onBusy?: 'reject' | 'enqueue' | 'interrupt';
 }
 
 export interface TurnRunner {

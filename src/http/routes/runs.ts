@@ -4,7 +4,10 @@
  * instance that shares the store. Without that header it answers the stored events as JSON.
  */
 import { z } from 'zod';
-import { RunEventSchema } from '../../core/model.js';
+import { AgentStateError } from '../../core/errors.js';
+import { isFinalRunEvent, RunEventSchema } from '../../core/model.js';
+import { requestCancel } from '../../runtime/cancel.js';
+import { lastRunEvent } from '../../runtime/run-events.js';
 import type { ReadScope } from '../../store/types.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
@@ -49,6 +52,36 @@ export function runRoutes(app: ZodApp, { store, schemas }: RouteDeps): void {
         return { items };
       }
       return sendRunEvents(request, reply, { store, scope, sessionId: id, runId: run_id, after });
+    },
+  );
+
+  app.post(
+    '/v1/sessions/:id/runs/:run_id/cancel',
+    {
+      schema: {
+        tags: ['turns'],
+        description:
+          'Asks the run to stop at its next safe point (before a model call that precedes its actions, or before it begins an action; never between an action’s record and its effect), on whichever instance runs it. The run then ends with `run.cancelled`, and a turn waiting for it answers 409. 202 when asked; 409 when the run is already over.',
+        params: RunParams,
+        response: {
+          202: z.object({ session_id: z.string(), run_id: z.string(), cancel_requested: z.literal(true) }),
+          ...ERRORS,
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id, run_id } = request.params;
+      const session = await requireSession(store, readScopeOf(request.principal), id);
+      const owner = { tenant_id: session.tenant_id, user_id: session.user_id };
+      const last = await lastRunEvent(store, owner, id, run_id);
+      if (last === null) throw notFound('run', run_id);
+      if (isFinalRunEvent(last.type)) {
+        throw new AgentStateError('conflict', `run ${run_id} is over (${last.type})`, {
+          details: { session_id: id, run_id, last_event: last.type },
+        });
+      }
+      await requestCancel(store, owner, id, run_id);
+      return reply.status(202).send({ session_id: id, run_id, cancel_requested: true as const });
     },
   );
 }

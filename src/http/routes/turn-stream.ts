@@ -5,8 +5,10 @@
  * client leaving ends the stream, not the run: it goes on and its events can be followed again.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonValue } from '../../core/json.js';
 import type { SessionRef, TurnRunner } from '../../server/turn-runner.js';
 import type { Scope, StateStore } from '../../store/types.js';
+import { answerLater } from '../idempotency.js';
 import { sendRunEvents } from '../run-stream.js';
 
 export interface StreamedTurn {
@@ -27,6 +29,10 @@ export async function streamTurn(turn: StreamedTurn): Promise<FastifyReply> {
   });
   const run = runner.runTurn(scope, session, input, { onRun: (runId) => started(runId) });
   run.catch((error: unknown) => request.log.info({ err: error }, 'a streamed turn ended with an error'));
+  answerLater(
+    request,
+    run.then((body) => ({ status: 200, body: body as unknown as JsonValue })),
+  );
   // The run's id, or the error of a turn refused before its run started.
   const runId = await Promise.race([runStarts, run.then(() => runStarts)]);
   return sendRunEvents(request, reply, {

@@ -235,6 +235,8 @@ export class TieredStore implements t.StateStore {
     this.run('postgres', () => this.pg.completeRequestKey(s, key, response));
   releaseRequestKey: t.StateStore['releaseRequestKey'] = (s, key) =>
     this.run('postgres', () => this.pg.releaseRequestKey(s, key));
+  renewRequestKey: t.StateStore['renewRequestKey'] = (s, key, hash, inProgressTtl) =>
+    this.run('postgres', () => this.pg.renewRequestKey(s, key, hash, inProgressTtl));
 
   commitTurn: t.StateStore['commitTurn'] = (s, batch) =>
     this.run('redis', () => commitTurn(this.deps, s, batch));

@@ -72,6 +72,12 @@ export function lifecycleTests(t: Ctx): void {
         ['claimRequestKey', (s) => s.claimRequestKey(scope, 'k', 'h', 60)],
         ['completeRequestKey', (s) => s.completeRequestKey(scope, 'k', { status: 200, body: null })],
         ['releaseRequestKey', (s) => s.releaseRequestKey(scope, 'k')],
+        ['renewRequestKey', (s) => s.renewRequestKey(scope, 'k', 'h', 10)],
+        [
+          'appendRunEvents',
+          (s) => s.appendRunEvents(scope, { session_id: 'sess_x', run_id: 'r', events: [] }),
+        ],
+        ['listRunEvents', (s) => s.listRunEvents(scope, 'sess_x', 'r')],
         ['sweepExpired', (s) => s.sweepExpired(10)],
         ['ping', (s) => s.ping()],
       ];
