@@ -15,14 +15,20 @@
  * - `raw` is the openapi-fetch client underneath (`raw.GET('/v1/sessions/{id}', ...)`), which answers
  *   `{ data, error, response }` and throws nothing for an error status.
  *
- * Extension point: the run event stream (server-sent events, resumed with `Last-Event-ID`) is to be an
- * `events(...)` async iterator built on `transport`, which sends a request with this client's token and
- * retries; nothing here reads a stream yet.
+ * A run's events as they happen (Server-Sent Events, resumed with `Last-Event-ID` when the connection drops)
+ * are async iterators built on `transport` (run-events.ts):
+ *
+ * ```ts
+ * for await (const event of client.streamTurn(session.id, 'deploy web to staging')) {
+ *   if (event.type === 'message.delta') process.stdout.write(String(event.data.text));
+ * }
+ * ```
  */
 import createFetchClient, { type Client, type Middleware } from 'openapi-fetch';
 import { type Api, createApi, createRunner } from './api.js';
 import type { paths } from './openapi.js';
 import { type FetchLike, type RetryOptions, retryingFetch, retryPolicy } from './retry.js';
+import { createRunStreams, type RunStreams } from './run-events.js';
 
 export type { Api, CallOptions } from './api.js';
 export {
@@ -35,6 +41,23 @@ export {
   type ServerErrorCode,
 } from './errors.js';
 export type { FetchLike, RetryOptions } from './retry.js';
+export {
+  FINAL_RUN_EVENT_TYPES,
+  type FollowRunOptions,
+  type FollowSessionOptions,
+  followRun,
+  followSession,
+  isFinalRunEvent,
+  type RunEvent,
+  type RunEventType,
+  type RunStreams,
+  type StreamOptions,
+  type StreamTransport,
+  type StreamTurnOptions,
+  sessionCursor,
+  streamTurn,
+} from './run-events.js';
+export { type SseMessage, SseParser, sseMessages } from './sse.js';
 export type * from './types.js';
 
 export interface ClientOptions {
@@ -58,18 +81,19 @@ export interface ClientOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** What an extension (such as the coming event stream) sends its own requests with. */
+/** What an extension (such as the event streams) sends its own requests with. */
 export interface ClientTransport {
   readonly baseUrl: string;
   /** Sends `request` with the client's token and headers, and its retries. */
   readonly fetch: FetchLike;
 }
 
-export type AgentStateClient = Api & {
-  /** The openapi-fetch client underneath, with the same token, keys and retries. */
-  readonly raw: Client<paths>;
-  readonly transport: ClientTransport;
-};
+export type AgentStateClient = Api &
+  RunStreams & {
+    /** The openapi-fetch client underneath, with the same token, keys and retries. */
+    readonly raw: Client<paths>;
+    readonly transport: ClientTransport;
+  };
 
 /** A random UUID; in a page served over plain HTTP (no `crypto.randomUUID`) from random bytes. */
 export function randomKey(): string {
@@ -118,5 +142,5 @@ export function createClient(options: ClientOptions): AgentStateClient {
       return send(request);
     },
   };
-  return { ...createApi(raw, createRunner(baseUrl)), raw, transport };
+  return { ...createApi(raw, createRunner(baseUrl)), ...createRunStreams(transport), raw, transport };
 }
