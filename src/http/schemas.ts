@@ -115,7 +115,11 @@ export function buildSchemas(limits: HttpLimits) {
         .regex(/^\d{1,15}$/, 'is not a cursor this API returned')
         .optional(),
     }),
-    turn: z.strictObject({ input: z.string().min(1).max(limits.maxTurnInputChars) }),
+    turn: z.strictObject({
+      input: z.string().min(1).max(limits.maxTurnInputChars),
+      /** What to do when the session is busy with another run; default: the session's context.on_busy. */
+      on_busy: z.enum(['reject', 'enqueue', 'interrupt']).optional(),
+    }),
     context: z.strictObject({ max_tokens: intQuery(1, 1_000_000).optional() }),
     checkpoints: z.strictObject({
       limit: intQuery(1, MAX_PAGE_LIMIT).optional(),

@@ -19,14 +19,14 @@ function outcomeOf(error: unknown): string {
 export function meteredTurns(runner: TurnRunner, metrics: AgentStateMetrics, store: StateStore): TurnRunner {
   const metered: TurnRunner = Object.create(runner) as TurnRunner;
   const modelOf = (session: Session) => runner.modelFor?.(session) ?? 'unknown';
-  metered.runTurn = async (scope, session, input) => {
+  metered.runTurn = async (scope, session, input, call) => {
     const given = session as SessionRef & Partial<Session>;
     let agent = given.agent === undefined ? undefined : (given.agent ?? 'default');
     let model = given.context === undefined ? undefined : modelOf(given as Session);
     const started = performance.now();
     let outcome = 'ok';
     try {
-      const answer = await runner.runTurn(scope, session, input);
+      const answer = await runner.runTurn(scope, session, input, call);
       agent ??= answer.session?.agent ?? 'default';
       model = answer.model ?? model;
       return answer;

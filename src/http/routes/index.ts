@@ -6,6 +6,7 @@ import { healthRoutes } from './health.js';
 import { memoryRoutes } from './memory.js';
 import { messageRoutes } from './messages.js';
 import { runRoutes } from './runs.js';
+import { sessionEventRoutes } from './session-events.js';
 import { sessionRoutes } from './sessions.js';
 import { taskRoutes } from './tasks.js';
 import { tokenRoutes } from './tokens.js';
@@ -18,6 +19,7 @@ const GROUPS = [
   messageRoutes,
   turnRoutes,
   runRoutes,
+  sessionEventRoutes,
   contextRoutes,
   taskRoutes,
   actionRoutes,

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonValue } from '../../core/json.js';
-import type { SessionRef, TurnRunner } from '../../server/turn-runner.js';
+import type { SessionRef, TurnCallOptions, TurnRunner } from '../../server/turn-runner.js';
 import type { Scope, StateStore } from '../../store/types.js';
 import { answerLater } from '../idempotency.js';
 import { sendRunEvents } from '../run-stream.js';
@@ -17,24 +17,29 @@ export interface StreamedTurn {
   readonly scope: Scope;
   readonly session: SessionRef;
   readonly input: string;
+  readonly call: TurnCallOptions;
   readonly request: FastifyRequest;
   readonly reply: FastifyReply;
 }
 
 export async function streamTurn(turn: StreamedTurn): Promise<FastifyReply> {
-  const { store, runner, scope, session, input, request, reply } = turn;
+  const { store, runner, scope, session, input, call, request, reply } = turn;
   let started: (runId: string) => void = () => undefined;
   const runStarts = new Promise<string>((resolve) => {
     started = resolve;
   });
-  const run = runner.runTurn(scope, session, input, { onRun: (runId) => started(runId) });
+  const run = runner.runTurn(scope, session, input, { ...call, onRun: (runId) => started(runId) });
   run.catch((error: unknown) => request.log.info({ err: error }, 'a streamed turn ended with an error'));
   answerLater(
     request,
     run.then((body) => ({ status: 200, body: body as unknown as JsonValue })),
   );
   // The run's id, or the error of a turn refused before its run started.
-  const runId = await Promise.race([runStarts, run.then(() => runStarts)]);
+  // (A runner that never tells the run's id: the answer names it, and the stream replays the whole run.)
+  const runId = await Promise.race([
+    runStarts,
+    run.then((answer) => (typeof answer.run_id === 'string' ? answer.run_id : runStarts)),
+  ]);
   return sendRunEvents(request, reply, {
     store,
     scope,

@@ -54,9 +54,10 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
         scope = ownerScope(found);
         session = found;
       }
-      if (!wantsEventStream(request.headers.accept))
-        return runner.runTurn(scope, session, request.body.input);
-      return streamTurn({ store, runner, scope, session, input: request.body.input, request, reply });
+      const { input, on_busy } = request.body;
+      const call = on_busy === undefined ? {} : { onBusy: on_busy };
+      if (!wantsEventStream(request.headers.accept)) return runner.runTurn(scope, session, input, call);
+      return streamTurn({ store, runner, scope, session, input, call, request, reply });
     },
   );
 

@@ -22,7 +22,7 @@ import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
 import { applyServerHeapPolicyToNewThreads } from '../heap-policy.js';
 import { type ModelsSpec, RULES_ONLY } from '../models.js';
-import type { SessionRef, TurnResponse, TurnRunner } from '../turn-runner.js';
+import type { SessionRef, TurnCallOptions, TurnResponse, TurnRunner } from '../turn-runner.js';
 import { type FromThread, receivedError, type ToThread, type TurnThreadData } from './protocol.js';
 
 export interface TurnThreadsOptions {
@@ -61,6 +61,8 @@ interface Pending {
   readonly reject: (error: Error) => void;
   /** A turn (or resume), as against a request for metrics: only turns count as the thread's load. */
   readonly turn: boolean;
+  /** A turn's run has started (TurnCallOptions.onRun). */
+  readonly onRun?: (runId: string) => void;
 }
 
 /** The thread's entry: the built module, or from the sources (tests) a bootstrap that loads it through tsx. */
@@ -161,6 +163,10 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   const waiters: (() => void)[] = [];
 
   const onMessage = (thread: TurnThread, message: FromThread) => {
+    if (message.type === 'run') {
+      thread.pending.get(message.id)?.onRun?.(message.runId);
+      return;
+    }
     if (message.type !== 'done' && message.type !== 'error' && message.type !== 'metrics') return;
     const pending = thread.pending.get(message.id);
     if (pending === undefined) return;
@@ -212,10 +218,20 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     if (thread !== null) watch(index, thread);
   });
 
-  const ask = <T>(thread: TurnThread, turn: boolean, message: (id: number) => ToThread): Promise<T> =>
+  const ask = <T>(
+    thread: TurnThread,
+    turn: boolean,
+    message: (id: number) => ToThread,
+    onRun?: (runId: string) => void,
+  ): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
-      thread.pending.set(id, { resolve: resolve as (value: unknown) => void, reject, turn });
+      thread.pending.set(id, {
+        resolve: resolve as (value: unknown) => void,
+        reject,
+        turn,
+        ...(onRun === undefined ? {} : { onRun }),
+      });
       if (turn) thread.load++;
       thread.send(message(id));
     });
@@ -264,15 +280,25 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     return thread;
   };
 
-  const dispatch = async (scope: Scope, session: SessionRef, input: string | null): Promise<TurnResponse> => {
+  const dispatch = async (
+    scope: Scope,
+    session: SessionRef,
+    input: string | null,
+    call: TurnCallOptions = {},
+  ): Promise<TurnResponse> => {
     // The request's span, which the thread's spans of the turn go under (when traced).
     const tp = traceparentOf();
     const traced = tp === null ? {} : { traceparent: tp };
     const thread = await leastBusy(session.id);
-    return ask<TurnResponse>(thread, true, (id) =>
-      input === null
-        ? { type: 'resume', id, scope, session, ...traced }
-        : { type: 'turn', id, scope, session, input, ...traced },
+    const onBusy = call.onBusy === undefined ? {} : { onBusy: call.onBusy };
+    return ask<TurnResponse>(
+      thread,
+      true,
+      (id) =>
+        input === null
+          ? { type: 'resume', id, scope, session, ...traced }
+          : { type: 'turn', id, scope, session, input, ...onBusy, ...traced },
+      call.onRun,
     );
   };
 
@@ -282,7 +308,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     ...(local.agentNames ? { agentNames: () => local.agentNames?.() ?? [] } : {}),
     ...(local.modelNames ? { modelNames: local.modelNames.bind(local) } : {}),
     ...(local.modelFor ? { modelFor: local.modelFor.bind(local) } : {}),
-    runTurn: (scope, session, input) => dispatch(scope, session, input),
+    runTurn: (scope, session, input, call) => dispatch(scope, session, input, call),
     resume: (scope, session) => dispatch(scope, session, null),
     checkpoints: (scope, session, limit, before) => local.checkpoints(scope, session, limit, before),
     ...(local.context ? { context: local.context.bind(local) } : {}),

@@ -27,6 +27,8 @@ export type ToThread =
       readonly scope: Scope;
       readonly session: SessionRef;
       readonly input: string;
+      /** The request's on_busy choice (TurnCallOptions.onBusy). */
+      readonly onBusy?: 'reject' | 'enqueue' | 'interrupt';
       /** The W3C traceparent of the main thread's span the turn belongs to, when traced. */
       readonly traceparent?: string;
     }
@@ -50,6 +52,8 @@ export type FromThread =
   | { readonly type: 'ready' }
   | { readonly type: 'failed'; readonly error: SentError }
   | { readonly type: 'done'; readonly id: number; readonly value: TurnResponse }
+  /** The turn's run has started (TurnCallOptions.onRun). */
+  | { readonly type: 'run'; readonly id: number; readonly runId: string }
   | { readonly type: 'error'; readonly id: number; readonly error: SentError }
   | { readonly type: 'metrics'; readonly id: number; readonly value: unknown };
 

@@ -65,7 +65,10 @@ async function start(): Promise<void> {
       case 'turn':
         answer(message.id, () =>
           underTraceparent(message.traceparent, () =>
-            runner.runTurn(message.scope, message.session, message.input),
+            runner.runTurn(message.scope, message.session, message.input, {
+              ...(message.onBusy === undefined ? {} : { onBusy: message.onBusy }),
+              onRun: (runId) => send({ type: 'run', id: message.id, runId }),
+            }),
           ),
         );
         return;

@@ -1,0 +1,151 @@
+/**
+ * Input while a run is busy, from two clients at once, over HTTP with the real runtime: `reject` (the
+ * default) answers 409; `enqueue` runs the second input right after the first, in order; `interrupt`
+ * cancels the busy run at its next safe point (its client gets 409 `cancelled`, its log ends
+ * run.cancelled) and runs the new input. The policy comes from the request or the session's context.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
+import type { Message, RunEvent, Session } from '../../src/core/model.js';
+import { createRulesModel } from '../../src/models/rules/index.js';
+import { createModelRegistry, type Model } from '../../src/models/types.js';
+import type { TurnResponse } from '../../src/server/turn-runner.js';
+import { openStore } from '../../src/store/open.js';
+import type { StateStore } from '../../src/store/types.js';
+import { call, startTestServer, type TestServer } from './harness.js';
+
+let server: TestServer;
+let store: StateStore;
+let runtime: LinkedRuntime;
+const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-on-busy-'));
+/** Inputs whose extraction the model holds for a while: the run stays busy meanwhile. */
+const SLOW = /slowly/;
+
+beforeAll(async () => {
+  store = await openStore('memory:');
+  const rules = createRulesModel();
+  const slow: Model = {
+    ...rules,
+    async extract(request) {
+      if (SLOW.test(request.input)) await new Promise((resolve) => setTimeout(resolve, 400));
+      return rules.extract(request);
+    },
+    async route(request) {
+      return rules.route(request);
+    },
+  };
+  runtime = await linkRuntime(dataDir, undefined, createModelRegistry([slow]));
+  server = await startTestServer({ store, agents: runtime.setup });
+});
+afterAll(async () => {
+  await server.close();
+  await runtime.close();
+  await store.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function newSession(context: Record<string, unknown> = {}): Promise<Session> {
+  const made = await call<Session>(server.url, 'POST', '/v1/sessions', {
+    token: server.tokens.alice,
+    body: { agent: 'flight_booking', context },
+  });
+  expect(made.status).toBe(201);
+  return made.body;
+}
+
+function turn(sessionId: string, body: Record<string, unknown>) {
+  return call<TurnResponse & { run_id: string }>(server.url, 'POST', `/v1/sessions/${sessionId}/turns`, {
+    token: server.tokens.alice,
+    body,
+  });
+}
+
+/** The first turn, then (once it is under way) the second. */
+async function twoAtOnce(sessionId: string, second: Record<string, unknown>) {
+  const first = turn(sessionId, { input: 'Book a flight slowly from Beijing to Shanghai' });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return Promise.all([first, turn(sessionId, second)]);
+}
+
+async function userInputs(sessionId: string): Promise<Message[]> {
+  const messages = await call<{ items: Message[] }>(server.url, 'GET', `/v1/sessions/${sessionId}/messages`, {
+    token: server.tokens.alice,
+  });
+  return messages.body.items.filter((m) => m.role === 'user');
+}
+
+describe('on_busy', () => {
+  it('reject (the default): the second input gets 409 and nothing of it is stored', async () => {
+    const session = await newSession();
+    const [first, second] = await twoAtOnce(session.id, { input: 'economy' });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(409);
+    expect((await userInputs(session.id)).map((m) => m.content)).toEqual([
+      'Book a flight slowly from Beijing to Shanghai',
+    ]);
+  });
+
+  it('enqueue (per request): the second input runs right after the first, in order', async () => {
+    const session = await newSession();
+    const [first, second] = await twoAtOnce(session.id, { input: 'economy', on_busy: 'enqueue' });
+    expect(first.status).toBe(200);
+    expect(second.status).toBe(200);
+    expect(second.body.run_id).not.toBe(first.body.run_id);
+    expect(second.body.tasks[0]?.slots).toMatchObject({ cabin_class: 'economy' });
+    expect((await userInputs(session.id)).map((m) => m.content)).toEqual([
+      'Book a flight slowly from Beijing to Shanghai',
+      'economy',
+    ]);
+  });
+
+  it('enqueue (the session’s policy): three inputs from two clients run one after another', async () => {
+    const session = await newSession({ on_busy: 'enqueue' });
+    const first = turn(session.id, { input: 'Book a flight slowly from Beijing to Shanghai' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const second = turn(session.id, { input: 'economy' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const third = turn(session.id, { input: 'next Wednesday' });
+    const answers = await Promise.all([first, second, third]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect((await userInputs(session.id)).map((m) => m.content)).toEqual([
+      'Book a flight slowly from Beijing to Shanghai',
+      'economy',
+      'next Wednesday',
+    ]);
+  });
+
+  it('interrupt: the busy run is cancelled at its next safe point, then the new input runs', async () => {
+    const session = await newSession();
+    const [first, second] = await twoAtOnce(session.id, {
+      input: 'Book a flight from Shanghai to Beijing',
+      on_busy: 'interrupt',
+    });
+    expect(first.status).toBe(409);
+    expect(JSON.stringify(first.body)).toContain('cancelled');
+    expect(second.status).toBe(200);
+    const inputs = await userInputs(session.id);
+    expect(inputs.map((m) => [m.content, m.metadata.cancelled ?? false])).toEqual([
+      ['Book a flight slowly from Beijing to Shanghai', true],
+      ['Book a flight from Shanghai to Beijing', false],
+    ]);
+    const cancelledRun = String(inputs[0]?.metadata.run_id);
+    const log = await call<{ items: RunEvent[] }>(
+      server.url,
+      'GET',
+      `/v1/sessions/${session.id}/runs/${cancelledRun}/events`,
+      { token: server.tokens.alice },
+    );
+    expect(log.body.items.at(-1)?.type).toBe('run.cancelled');
+    expect(second.body.tasks[0]?.slots).toMatchObject({ origin: 'SHA', destination: 'BJS' });
+  });
+
+  it('refuses a policy it does not know, by name', async () => {
+    const session = await newSession();
+    const bad = await turn(session.id, { input: 'hello', on_busy: 'later' });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('on_busy');
+  });
+});
