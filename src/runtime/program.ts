@@ -7,7 +7,7 @@
 import { isoAt } from '../core/clock.js';
 import { isAgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { JsonValue } from '../core/json.js';
+import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Action, Session, Task, TaskState } from '../core/model.js';
 import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
@@ -232,6 +232,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const status = waiting ? 'waiting_for_user' : 'active';
   const actionIds = [...new Set(actions.map((action) => action.id))];
   const output = { reply, language, task_ids: touched, action_ids: actionIds };
+  const key = rt.header.request_key;
+  const requestKey: JsonObject = typeof key === 'string' ? { request_key: key } : {};
   const finalBatch = (version: number, current: { status: string; agent: string | null }): CommitBatch => ({
     ...(current.status === status && current.agent !== null
       ? {}
@@ -254,8 +256,12 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     messages: {
       session_id: sessionId,
       items: [
-        { role: 'user', content: input, metadata: { run_id: rt.runId } },
-        { role: 'assistant', content: reply, metadata: { run_id: rt.runId, task_ids: touched } },
+        { role: 'user', content: input, metadata: { run_id: rt.runId, ...requestKey } },
+        {
+          role: 'assistant',
+          content: reply,
+          metadata: { run_id: rt.runId, task_ids: touched, ...requestKey },
+        },
       ],
     },
   });

@@ -20,6 +20,8 @@ export interface Pending {
   readonly lastRunId: string | null;
   /** The seq of the session's last message when the run was looked for (0 for none). */
   readonly lastSeq: number;
+  /** The request key (TurnRequest.requestKey) of the run that wrote the session's last message, if any. */
+  readonly lastRequestKey: string | null;
   /** With `withOpenTasks`: the user's open tasks read with the session (what a new run starts from). */
   readonly openTasks: Task[] | null;
 }
@@ -51,6 +53,7 @@ export async function findRun(
     checkpoint: checkpoint !== null && checkpoint.label !== 'turn' ? checkpoint : null,
     lastRunId: typeof lastRun === 'string' ? lastRun : null,
     lastSeq: last?.seq ?? 0,
+    lastRequestKey: typeof last?.metadata.request_key === 'string' ? last.metadata.request_key : null,
     openTasks: head.open_tasks ?? null,
   };
 }

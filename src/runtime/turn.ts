@@ -74,6 +74,12 @@ export const DEFAULT_KEEP_RUN_CHECKPOINTS = 20;
 
 export interface TurnRequest extends RuntimeOptions {
   readonly input: string;
+  /**
+   * The request's idempotency key (HTTP `Idempotency-Key`): kept on the turn's messages, so a retry whose
+   * answer was lost after the turn committed (the server died before answering) gets that turn's answer
+   * instead of running the input again.
+   */
+  readonly requestKey?: string;
 }
 
 export type { TurnOutput } from './answer.js';
@@ -469,6 +475,14 @@ async function runTurnNow(request: TurnRequest): Promise<TurnOutput> {
       );
       if (header.input === input) return finished;
     }
+    const { requestKey } = request;
+    if (pending.checkpoint === null && requestKey !== undefined && pending.lastRequestKey === requestKey) {
+      const answered = pending.lastRunId === null ? null : await lastRunAnswer(request, pending.lastRunId);
+      if (answered !== null) {
+        request.onRun?.(answered.run_id);
+        return answered;
+      }
+    }
     const fresh =
       pending.checkpoint === null
         ? pending
@@ -483,6 +497,7 @@ async function runTurnNow(request: TurnRequest): Promise<TurnOutput> {
       agent,
       model: request.model ?? 'rules',
       input,
+      ...(requestKey === undefined ? {} : { request_key: requestKey }),
     };
     return execute(request, lease, header, [], fresh.session, fresh.lastSeq, true, fresh.openTasks);
   });
@@ -514,9 +529,16 @@ async function resumeNow(options: RuntimeOptions): Promise<TurnOutput | null> {
       );
     }
     if (pending.lastRunId === null) return null;
-    const last = await options.store.latestCheckpoint(options.scope, pending.lastRunId);
-    const output = last?.channels.output as unknown as Omit<RunOutput, 'checkpoint_id'> | undefined;
-    if (last === null || output === undefined) return null;
-    return collect(options, pending.lastRunId, { ...output, checkpoint_id: last.id }, false);
+    return lastRunAnswer(options, pending.lastRunId);
   });
+}
+
+/** The answer of a finished run: its final event while it is kept, else rebuilt from its last checkpoint. */
+async function lastRunAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
+  const final = await finalAnswer(options, runId);
+  if (final !== null) return final;
+  const last = await options.store.latestCheckpoint(options.scope, runId);
+  const output = last?.channels.output as unknown as Omit<RunOutput, 'checkpoint_id'> | undefined;
+  if (last === null || output === undefined || typeof output.reply !== 'string') return null;
+  return collect(options, runId, { ...output, checkpoint_id: last.id }, false);
 }

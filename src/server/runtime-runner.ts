@@ -86,7 +86,10 @@ export function createRuntimeTurnRunner(
     modelFor,
     async runTurn(scope, session, input, call = {}) {
       const model = await modelOfTurn(scope, session);
-      const onRun = call.onRun === undefined ? {} : { onRun: call.onRun };
+      const onRun = {
+        ...(call.onRun === undefined ? {} : { onRun: call.onRun }),
+        ...(call.requestKey === undefined ? {} : { requestKey: call.requestKey }),
+      };
       const attempt = async (waitMs: number) =>
         response(
           await scheduled(

@@ -44,6 +44,11 @@ export interface TurnCallOptions {
   readonly onRun?: (runId: string) => void;
   /** What to do when the session is busy with another run; default: the session's `on_busy` (on-busy.ts). */
   readonly onBusy?: 'reject' | 'enqueue' | 'interrupt';
+  /**
+   * The request's Idempotency-Key: a retry whose turn already committed (its answer was lost with the
+   * server) is answered with that turn's answer rather than run again.
+   */
+  readonly requestKey?: string;
 }
 
 export interface TurnRunner {

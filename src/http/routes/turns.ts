@@ -55,7 +55,11 @@ export function turnRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps): v
         session = found;
       }
       const { input, on_busy } = request.body;
-      const call = on_busy === undefined ? {} : { onBusy: on_busy };
+      const key = request.headers['idempotency-key'];
+      const call = {
+        ...(on_busy === undefined ? {} : { onBusy: on_busy }),
+        ...(typeof key === 'string' ? { requestKey: key } : {}),
+      };
       if (!wantsEventStream(request.headers.accept)) return runner.runTurn(scope, session, input, call);
       return streamTurn({ store, runner, scope, session, input, call, request, reply });
     },

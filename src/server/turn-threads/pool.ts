@@ -290,7 +290,10 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     const tp = traceparentOf();
     const traced = tp === null ? {} : { traceparent: tp };
     const thread = await leastBusy(session.id);
-    const onBusy = call.onBusy === undefined ? {} : { onBusy: call.onBusy };
+    const onBusy = {
+      ...(call.onBusy === undefined ? {} : { onBusy: call.onBusy }),
+      ...(call.requestKey === undefined ? {} : { requestKey: call.requestKey }),
+    };
     return ask<TurnResponse>(
       thread,
       true,

@@ -29,6 +29,8 @@ export type ToThread =
       readonly input: string;
       /** The request's on_busy choice (TurnCallOptions.onBusy). */
       readonly onBusy?: 'reject' | 'enqueue' | 'interrupt';
+      /** The request's Idempotency-Key (TurnCallOptions.requestKey). */
+      readonly requestKey?: string;
       /** The W3C traceparent of the main thread's span the turn belongs to, when traced. */
       readonly traceparent?: string;
     }

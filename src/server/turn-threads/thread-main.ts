@@ -67,6 +67,7 @@ async function start(): Promise<void> {
           underTraceparent(message.traceparent, () =>
             runner.runTurn(message.scope, message.session, message.input, {
               ...(message.onBusy === undefined ? {} : { onBusy: message.onBusy }),
+              ...(message.requestKey === undefined ? {} : { requestKey: message.requestKey }),
               onRun: (runId) => send({ type: 'run', id: message.id, runId }),
             }),
           ),
