@@ -533,10 +533,13 @@ async function resumeNow(options: RuntimeOptions): Promise<TurnOutput | null> {
   });
 }
 
-/** The answer of a finished run: its final event while it is kept, else rebuilt from its last checkpoint. */
+/**
+ * The answer of a finished run, given again (`resumed` false: nothing was continued by this call): its
+ * final event while it is kept, else rebuilt from its last checkpoint.
+ */
 async function lastRunAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
   const final = await finalAnswer(options, runId);
-  if (final !== null) return final;
+  if (final !== null) return { ...final, resumed: false };
   const last = await options.store.latestCheckpoint(options.scope, runId);
   const output = last?.channels.output as unknown as Omit<RunOutput, 'checkpoint_id'> | undefined;
   if (last === null || output === undefined || typeof output.reply !== 'string') return null;
