@@ -57,7 +57,10 @@ export class RunEventLog {
       this.pending.push({ type: 'message.delta', data: { text } });
     }
     this.waitingChars += text.length;
-    if (this.waitingChars >= this.flushChars) {
+    // The first piece waits for the timer even when long: a model that answers in one piece (the rules
+    // model) has its reply go out with the run's next commit, a write fewer; a stream's later pieces go
+    // once they are long enough.
+    if (this.waitingChars >= this.flushChars && this.timer !== null) {
       this.flushSoon();
     } else if (this.timer === null) {
       this.timer = setTimeout(() => this.flushSoon(), this.flushMs);

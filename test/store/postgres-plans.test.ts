@@ -42,6 +42,9 @@ const ROWS = 20_000;
 
 /** ROWS live rows in every table a sweep deletes from, spread over 50 tenants, then ANALYZE. */
 const FILL = [
+  `INSERT INTO run_events (tenant_id, user_id, session_id, run_id, seq, type, data, created_at, expires_at)
+    SELECT 't' || (g % 50), 'u', 'sess_f' || (g % 5000), 'run' || (g % 1000), g, 'run.started', '{}', $1, $1
+    FROM generate_series(1, $2) g`,
   `INSERT INTO sessions (id, tenant_id, user_id, agent, status, context, version, ttl_seconds, created_at,
       updated_at, last_activity_at, expires_at, ended_at, message_count)
     SELECT 'sess_f' || g, 't' || (g % 50), 'u', NULL, 'active', '{}', 1, 60, $1, $1, $1, $1, NULL, 2
@@ -86,6 +89,12 @@ it('no statement of a sweep reads a whole table', async () => {
   const scope = { tenant_id: 'tenant', user_id: 'user' };
   const session = await store.createSession(scope, { ttl_seconds: 60 });
   await store.appendMessages(scope, session.id, [{ role: 'user', content: 'hi' }]);
+  await store.appendRunEvents(scope, {
+    session_id: session.id,
+    run_id: 'r1',
+    events: [{ type: 'run.started' }],
+  });
+  await store.listRunEvents(scope, session.id, 'r1', { after: '1' });
   const task = await store.createTask(scope, { type: 't', session_id: session.id });
   const { action } = await store.beginAction(scope, {
     task_id: task.id,
@@ -149,6 +158,7 @@ it('no statement of a sweep reads a whole table', async () => {
     'DELETE FROM actions WHERE (tenant_id, task_id) IN',
     'DELETE FROM checkpoints WHERE (tenant_id, task_id) IN',
     'DELETE FROM tasks WHERE ord = ANY(',
+    'DELETE FROM run_events WHERE ctid IN',
   ]) {
     expect(
       sent.some((sql) => sql.startsWith(sweep)),
