@@ -194,6 +194,8 @@ export function sendSessionEvents(
   reply.raw.on('close', leave);
   closing.addEventListener('abort', leave, { once: true });
   if (closing.aborted) leaving.abort();
+  // A comment first: the answer's head goes out now, not with a session's first event (maybe much later).
+  out.write(': following the session\n\n');
   void followSession({ ...follow, signal: leaving.signal }, out)
     .catch((error: unknown) => request.log.warn({ err: error }, 'a session event stream failed'))
     .finally(() => {
