@@ -1,6 +1,7 @@
 /** What the terminal chat talks to: an HTTP server (`--server`) or a store directly (`--store`). */
 import type { Message, Session, Task } from '../../core/model.js';
 import { CliError } from '../context.js';
+import type { LiveEvent } from './live.js';
 
 export interface TurnView {
   readonly reply: string;
@@ -21,7 +22,11 @@ export interface ChatBackend {
   readonly where: string;
   /** Comes back to `sessionId`, or starts a new session of `agent` (with `model`, or the server's choice). */
   open(sessionId: string | undefined, agent: string, model?: string): Promise<OpenedSession>;
-  turn(sessionId: string, input: string): Promise<TurnView>;
+  /**
+   * Runs a turn; `onEvent` is told of the run's events as they happen (the reply's pieces, task and action
+   * changes), all but the final one.
+   */
+  turn(sessionId: string, input: string, onEvent?: (event: LiveEvent) => void): Promise<TurnView>;
   openTasks(sessionId: string): Promise<Task[]>;
   close(): Promise<void>;
 }

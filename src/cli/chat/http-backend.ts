@@ -1,15 +1,19 @@
 /**
  * The chat over the HTTP API (`--server URL`, with `--token` or AGENTSTATE_TOKEN when the server has keys),
  * through agentstate/client: a turn carries an Idempotency-Key, so one sent again after a broken connection
- * runs once; a rate limit or a restarting server is waited out.
+ * runs once; a rate limit or a restarting server is waited out. A turn is streamed (`streamTurn`): its
+ * events reach the screen as they happen, and a stream that breaks is taken up again where it stopped.
  */
 import {
   type AgentStateClient,
   type AgentStateHttpError,
   createClient,
   isAgentStateHttpError,
+  isFinalRunEvent,
   type Message,
+  type RunEvent,
   type SessionWithTasks,
+  type TurnResult,
 } from '../../client/index.js';
 import type { Session, Task } from '../../core/model.js';
 import { CliError } from '../context.js';
@@ -34,6 +38,20 @@ async function calling<T>(call: Promise<T>): Promise<T> {
  */
 const asSession = (session: object) => session as Session;
 const asTasks = (tasks: readonly object[]) => tasks as Task[];
+
+/** The turn's answer from its run's final event; a run that failed or was cancelled is an error. */
+function turnViewOf(final: RunEvent | null): TurnView {
+  if (final?.type === 'run.completed') {
+    const turn = final.data as unknown as TurnResult;
+    return { reply: turn.reply, tasks: asTasks(turn.tasks) };
+  }
+  if (final?.type === 'run.failed') {
+    const error = final.data.error as { code?: unknown; message?: unknown } | undefined;
+    const message = typeof error?.message === 'string' ? error.message : 'the run failed';
+    throw new CliError(typeof error?.code === 'string' ? `${message} (${error.code})` : message);
+  }
+  throw new CliError(final === null ? 'the turn ended without an answer' : 'the run was cancelled');
+}
 
 export function createHttpBackend(
   base: string,
@@ -84,9 +102,17 @@ export function createHttpBackend(
         ...(session.model === undefined ? {} : { model: session.model }),
       };
     },
-    async turn(sessionId, input): Promise<TurnView> {
-      const turn = await calling(client.sessions.turn(sessionId, input));
-      return { reply: turn.reply, tasks: asTasks(turn.tasks) };
+    async turn(sessionId, input, onEvent): Promise<TurnView> {
+      let final: RunEvent | null = null;
+      try {
+        for await (const event of client.streamTurn(sessionId, input)) {
+          if (isFinalRunEvent(event.type)) final = event;
+          else onEvent?.(event);
+        }
+      } catch (error) {
+        throw isAgentStateHttpError(error) ? cliErrorOf(error) : error;
+      }
+      return turnViewOf(final);
     },
     openTasks,
     async close() {},

@@ -1,12 +1,61 @@
-/** The chat on a store directly (`--store URL`): the runtime runs in this process. */
-import { OPEN_TASK_STATES, type Session, type Task } from '../../core/model.js';
+/**
+ * The chat on a store directly (`--store URL`): the runtime runs in this process. A turn's events are read
+ * from the store as the run writes them (woken by the run's own news, run-notify.ts), as a server's
+ * stream reads them.
+ */
+import { isFinalRunEvent, OPEN_TASK_STATES, type Session, type Task } from '../../core/model.js';
+import { runEventsOrTimeout } from '../../runtime/run-notify.js';
 import { buildModelRegistry, type ModelsSpec, modelForSession, RULES_ONLY } from '../../server/models.js';
 import { createRuntimeTurnRunner } from '../../server/runtime-runner.js';
 import { openStore } from '../../store/open.js';
-import type { Scope } from '../../store/types.js';
+import type { Scope, StateStore } from '../../store/types.js';
 import { linkRuntime } from '../commands/runtime-link.js';
 import { CliError } from '../context.js';
-import { assertOpen, type ChatBackend } from './backend.js';
+import { assertOpen, type ChatBackend, type TurnView } from './backend.js';
+import type { LiveEvent } from './live.js';
+
+const PAGE = 500;
+const POLL_MS = 250;
+
+/**
+ * Tells `onEvent` of the run's events (all but the final one) as they are stored, from when the run starts
+ * (`runId`) until its final event or, once `settled`, the events stored by then.
+ */
+async function followRun(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  runId: Promise<string>,
+  settled: Promise<unknown>,
+  onEvent: (event: LiveEvent) => void,
+): Promise<void> {
+  let over = false;
+  const done = settled.then(
+    () => {
+      over = true;
+    },
+    () => {
+      over = true;
+    },
+  );
+  // A turn refused before its run started has no events.
+  const id = await Promise.race([runId, done.then(() => null)]);
+  if (id === null) return;
+  let after: string | null = null;
+  for (;;) {
+    const lastRound = over;
+    const news = runEventsOrTimeout(sessionId, id, POLL_MS);
+    const events = await store.listRunEvents(scope, sessionId, id, { after, limit: PAGE });
+    for (const event of events) {
+      after = event.id;
+      if (isFinalRunEvent(event.type)) return;
+      onEvent(event);
+    }
+    if (events.length === PAGE) continue;
+    if (lastRound) return;
+    await Promise.race([news, done]);
+  }
+}
 
 export async function createStoreBackend(
   url: string,
@@ -67,8 +116,20 @@ export async function createStoreBackend(
         ...modelOf(session),
       };
     },
-    async turn(sessionId, input) {
-      return runner.runTurn(scope, await sessionOf(sessionId), input);
+    async turn(sessionId, input, onEvent): Promise<TurnView> {
+      const session = await sessionOf(sessionId);
+      if (onEvent === undefined) return runner.runTurn(scope, session, input);
+      let started: (runId: string) => void = () => undefined;
+      const runId = new Promise<string>((resolve) => {
+        started = resolve;
+      });
+      const turn = runner.runTurn(scope, session, input, { onRun: (id) => started(id) });
+      const following = followRun(store, scope, sessionId, runId, turn, onEvent);
+      try {
+        return await turn;
+      } finally {
+        await following.catch(() => undefined);
+      }
     },
     async openTasks(sessionId) {
       return tasksOf(await sessionOf(sessionId));

@@ -1,10 +1,13 @@
 /**
- * `agentstate chat`: talk to an agent in the terminal. Beside each reply it shows the session's open tasks
- * with their state, slots and status line. Leave with /quit (or Ctrl-D) and come back with `--session ID`.
+ * `agentstate chat`: talk to an agent in the terminal. The reply is written as it streams, with a line for
+ * each task or action change as it happens (chat/live.ts); then, on a terminal, the reply is shown beside
+ * the session's open tasks with their state, slots and status line (elsewhere the tasks follow the streamed
+ * reply). Leave with /quit (or Ctrl-D) and come back with `--session ID`.
  */
 import { createInterface } from 'node:readline';
 import type { Command } from 'commander';
 import type { ChatBackend } from '../chat/backend.js';
+import { LiveTurn } from '../chat/live.js';
 import { renderTurn, taskLines } from '../chat/render.js';
 import {
   CliError,
@@ -134,10 +137,18 @@ async function converse(backend: ChatBackend, options: ChatOptions): Promise<str
     if (line === '/help') print(HELP);
     else if (line === '/tasks') print(taskLines(await backend.openTasks(session.id), columns()).join('\n'));
     else if (line !== '') {
+      const live = new LiveTurn({
+        write: (text) => process.stdout.write(text),
+        isTTY: process.stdout.isTTY === true,
+        columns: columns(),
+      });
       try {
-        const turn = await backend.turn(session.id, line);
-        print(renderTurn('agent', turn.reply, turn.tasks, columns()));
+        const turn = await backend.turn(session.id, line, (event) => live.event(event));
+        // The streamed reply stays where it cannot be erased: the tasks follow it; else the usual screen.
+        if (live.finish(true)) print(taskLines(turn.tasks, columns()).join('\n'));
+        else print(renderTurn('agent', turn.reply, turn.tasks, columns()));
       } catch (error) {
+        live.finish(false);
         print(`error: ${describeError(error)}`);
       }
     }
