@@ -47,6 +47,8 @@ export interface AnswerParts {
    * commit does not list them itself (`open_tasks`).
    */
   readonly openBefore: readonly Task[];
+  /** The session as read before the final commit, for a final commit that does not write it. */
+  readonly session: Session | null;
 }
 
 const isOpen = (task: Task) => (OPEN_TASK_STATES as readonly string[]).includes(task.state);
@@ -69,7 +71,7 @@ export function openAfter(
 }
 
 export function answerOf(parts: AnswerParts, written: TurnResult): TurnOutput {
-  const session = written.session;
+  const session = written.session?.id === parts.sessionId ? written.session : parts.session;
   if (session === null || session.id !== parts.sessionId)
     throw new Error(`the final commit of run ${parts.runId} wrote no session ${parts.sessionId}`);
   const known = new Map(parts.tasks);

@@ -174,7 +174,13 @@ async function executeRun(
   const watch = new CancelWatch(options.store, options.scope, header.session_id, header.run_id);
   rt.cancel = watch;
   let answer: TurnOutput | null = null;
-  const known = { openBefore: openTasks, tasks: new Map<string, Task>(), actions: new Map<string, Action>() };
+  const known: AnswerReads = {
+    openBefore: openTasks,
+    tasks: new Map<string, Task>(),
+    actions: new Map<string, Action>(),
+    // The session read under the lease when the run started (a fresh run), for a final commit without it.
+    session,
+  };
   rt.beforeFinal = (extra, batch) => readForAnswer(options, rt, extra, batch, known);
   rt.finalEvent = (written, extra, checkpointId) => {
     const parts: AnswerParts = {
@@ -187,6 +193,7 @@ async function executeRun(
       tasks: new Map([...known.tasks, ...rt.written.tasks]),
       actions: known.actions,
       openBefore: known.openBefore ?? [],
+      session: known.session,
     };
     answer = answerOf(parts, written);
     return { type: 'run.completed', data: JSON.parse(JSON.stringify(answer)) };
@@ -244,6 +251,14 @@ async function executeRun(
   );
 }
 
+/** What the answer needs besides the final commit, read before it (readForAnswer). */
+interface AnswerReads {
+  openBefore: readonly Task[] | null;
+  readonly tasks: Map<string, Task>;
+  readonly actions: Map<string, Action>;
+  session: Session | null;
+}
+
 /**
  * Reads what the run's answer needs that its final commit does not write, before that commit: the open
  * tasks when the run did not read them with its session, tasks it touched but never wrote, and its actions
@@ -254,9 +269,12 @@ async function readForAnswer(
   rt: RunContext,
   extra: JsonObject,
   batch: CommitBatch,
-  known: { openBefore: readonly Task[] | null; tasks: Map<string, Task>; actions: Map<string, Action> },
+  known: AnswerReads,
 ): Promise<void> {
   const { store, scope, sessionId } = options;
+  // A final commit that writes neither the session nor its messages does not answer with it: read it.
+  if (batch.session === undefined && batch.messages === undefined)
+    known.session = await store.getSession(scope, sessionId);
   const output = extra.output as unknown as AnswerParts['output'];
   if (known.openBefore === null) {
     const open = await store.listTasks(scope, {
