@@ -25,15 +25,16 @@ const JSON_VALUE_TYPE =
 
 /** The OpenAPI document of a server built in this process (memory store, default limits, no agents). */
 export async function buildOpenApiDocument(): Promise<OpenAPI3> {
-  const [{ createServer }, { openStore }] = await Promise.all([
+  const [{ createServer }, { openStore }, { withEventStreams }] = await Promise.all([
     import('../http/server.js'),
     import('../store/open.js'),
+    import('../http/openapi-streams.js'),
   ]);
   const store = await openStore('memory:');
   const app = await createServer({ store, config: {}, logger: false, inspector: false });
   try {
     await app.ready();
-    return app.swagger() as unknown as OpenAPI3;
+    return withEventStreams(app.swagger()) as unknown as OpenAPI3;
   } finally {
     await app.close();
     await store.close();

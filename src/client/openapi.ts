@@ -1618,6 +1618,7 @@ export interface paths {
             } & {
               [key: string]: unknown;
             };
+            'text/event-stream': string;
           };
         };
         /** @description Default Response */
@@ -2216,6 +2217,7 @@ export interface paths {
                 created_at: string;
               }[];
             };
+            'text/event-stream': string;
           };
         };
         /** @description Default Response */
@@ -5152,6 +5154,29 @@ export interface components {
     JsonValueInput: JsonValue;
     /** @description Any JSON value */
     JsonValue: JsonValue;
+    /** @description One event of a run's log, sent as an SSE frame: `id:` (opaque, ordered within the run; send it back as Last-Event-ID), `event:` (the type) and `data:` (this object as JSON). Types: `run.started` { run_id, session_id, agent, model, resumed }: an attempt of the run starts; `message.delta` { text }: the model’s reply as it streams, in chunks of ~100 characters or ~50 ms; `message.created` { message }: a message the run wrote; `task.updated` { task_id, type, state, slots, status_line, version }; `action.updated` { action_id, task_id, type, tool, status, idempotency_key, attempts, error }; `checkpoint.created` { checkpoint_id, step, label, task_id }; `run.waiting` { task_id, reason }: the run ends waiting for the user; `run.completed` the JSON a turn answers without the stream (final); `run.failed` { error: { code, message } } (final; the run may be resumed later); `run.cancelled` { run_id, session_id } (final). */
+    RunEvent: {
+      id: string;
+      run_id: string;
+      session_id: string;
+      /** @enum {string} */
+      type:
+        | 'run.started'
+        | 'message.delta'
+        | 'message.created'
+        | 'task.updated'
+        | 'action.updated'
+        | 'checkpoint.created'
+        | 'run.waiting'
+        | 'run.completed'
+        | 'run.failed'
+        | 'run.cancelled';
+      data: {
+        [key: string]: unknown;
+      };
+      /** Format: date-time */
+      created_at: string;
+    };
   };
   responses: never;
   parameters: never;

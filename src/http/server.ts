@@ -33,6 +33,7 @@ import { clientErrorHandler, errorHandler, frameworkErrorHandler, MAX_PATH_PARAM
 import { registerIdempotency } from './idempotency.js';
 import { registerJsonBody } from './json-body.js';
 import { registerMetrics } from './metrics.js';
+import { withEventStreams } from './openapi-streams.js';
 import { registerRoutes } from './routes/index.js';
 import { buildSchemas } from './schemas.js';
 import { createStdoutLogger } from './stdout-log.js';
@@ -180,7 +181,7 @@ export async function createServer(options: ServerOptions): Promise<ZodApp> {
   await app.register(async (scoped) =>
     registerMcpHttp(scoped as unknown as ZodApp, { store, runtime: turns }),
   );
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true } }, async () => withEventStreams(app.swagger()));
   if (options.inspector !== false) {
     const inspector = options.inspector ?? {};
     const agents = inspector.agents ?? options.agents?.agents;
