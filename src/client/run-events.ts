@@ -57,6 +57,8 @@ export interface StreamOptions {
   /** A connection that brings nothing (not even a keep-alive) this long is dropped. Default 45 000 ms. */
   readonly idleTimeoutMs?: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Called each time a connection is answered with the event stream (the first, and each reconnection). */
+  readonly onOpen?: () => void;
 }
 
 export interface StreamTurnOptions extends StreamOptions {
@@ -243,6 +245,7 @@ async function* resuming(
         resume.request(last, connection.controller.signal),
         resume.label,
       );
+      options.onOpen?.();
       for await (const read of eventsOf(response, connection)) {
         last = read.id ?? read.event.id;
         progressed = true;
@@ -344,6 +347,7 @@ export async function* streamTurn(
       signal: connection.controller.signal,
     });
     const response = await open(transport, request, TURN);
+    options.onOpen?.();
     for await (const { event } of eventsOf(response, connection)) {
       run = { id: event.run_id, last: event.id };
       yield event;

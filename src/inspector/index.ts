@@ -1,7 +1,10 @@
 /**
  * The inspector: a web page at `/` to watch sessions, follow a task's timeline and state machine, resolve
  * UNKNOWN actions and chat with a session's agent. The page talks only to the public API (`/v1/...`) with
- * the token its user enters (kept in the tab's sessionStorage), and polls it every `pollMs`.
+ * the token its user enters (kept in the tab's sessionStorage), and polls it every `pollMs`. The open session
+ * is followed over its live events instead (`GET /v1/sessions/{id}/events`, read with fetch streaming so
+ * that the token goes in the Authorization header): the view changes as they arrive, and that session is
+ * polled only every max(10 × pollMs, 30 s) while the stream is up (every `pollMs` while it is down).
  *
  * Served: `GET /` (the HTML shell), `GET /inspector/app.js` and `GET /inspector/app.css` (the Preact client,
  * bundled by `build.mjs`, or in memory from the sources: see `bundle.ts`). No CDN, no outside network: the
@@ -18,7 +21,7 @@ import { renderPage, sketchTaskTypes } from './page.js';
 
 export { type InspectorAssets, loadAssets } from './bundle.js';
 
-/** The default polling interval of the page, in ms: lists and the open view refresh this often. */
+/** The default polling interval of the page, in ms: lists refresh this often (an open session is live). */
 export const DEFAULT_POLL_MS = 2000;
 
 export interface InspectorOptions {

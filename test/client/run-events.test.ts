@@ -141,8 +141,13 @@ describe('agentstate/client event streams', () => {
     const proxy = await cuttingProxy(server.url, [1200, 1700]);
     try {
       const client = createClient({ baseUrl: proxy.url, token: server.tokens.alice });
-      const events = await collect(client.streamTurn(session.id, BOOK, { reconnectDelayMs: 5 }));
+      let opened = 0;
+      const events = await collect(
+        client.streamTurn(session.id, BOOK, { reconnectDelayMs: 5, onOpen: () => opened++ }),
+      );
       expect(proxy.sent.length).toBeGreaterThanOrEqual(3);
+      // Every connection was answered (the cuts come after the head): onOpen was told of each.
+      expect(opened).toBe(proxy.sent.length);
       expect(proxy.sent.slice(0, 2)).toEqual([1200, 1700]);
       const runId = events[0]?.run_id as string;
       const stored = await storedEvents(session.id, runId);

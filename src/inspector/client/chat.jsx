@@ -1,9 +1,13 @@
-/** Talk to the session's agent: `POST /v1/sessions/{id}/turns`, one Idempotency-Key per message. */
+/**
+ * Talk to the session's agent: `POST /v1/sessions/{id}/turns`, one Idempotency-Key per message. The reply of
+ * a run in flight (any run of the session, this page's or another client's) shows as it streams, until the
+ * reloaded messages hold the run's own reply.
+ */
 import { useState } from 'preact/hooks';
 import { client } from './api.js';
 import { ErrorNote } from './ui.jsx';
 
-export function Chat({ session, messages, onTurn }) {
+export function Chat({ session, messages, streaming, onTurn }) {
   const [input, setInput] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(null);
@@ -25,6 +29,10 @@ export function Chat({ session, messages, onTurn }) {
     }
   };
   const said = messages.filter((m) => m.role === 'user' || m.role === 'assistant');
+  const answered =
+    streaming !== null &&
+    messages.some((m) => m.role === 'assistant' && m.metadata?.run_id === streaming.runId);
+  const live = streaming !== null && streaming.text !== '' && !answered ? streaming.text : null;
   return (
     <div class="chat">
       <ol class="bubbles" data-testid="chat-log" aria-live="polite">
@@ -33,7 +41,13 @@ export function Chat({ session, messages, onTurn }) {
             {m.content}
           </li>
         ))}
-        {busy ? <li class="bubble assistant pending">…</li> : null}
+        {live !== null ? (
+          <li class="bubble assistant streaming" data-testid="streaming-reply">
+            {live}
+          </li>
+        ) : busy ? (
+          <li class="bubble assistant pending">…</li>
+        ) : null}
       </ol>
       <form class="chat-form" onSubmit={send}>
         <label for="chat-input" class="sr-only">

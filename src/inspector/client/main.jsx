@@ -117,8 +117,8 @@ function App() {
       </header>
       <main id="main">{view}</main>
       <footer class="foot">
-        Refreshes every {POLL_MS / 1000} s from the public API (/v1) · <a href="/docs">API docs</a> ·{' '}
-        <a href="/metrics">metrics</a>
+        Refreshes every {POLL_MS / 1000} s from the public API (/v1); an open session follows its live events
+        · <a href="/docs">API docs</a> · <a href="/metrics">metrics</a>
       </footer>
     </>
   );

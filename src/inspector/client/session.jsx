@@ -1,12 +1,18 @@
 /**
  * One session: header (status, user, agent, model, expiry countdown), the chat with the task state beside it,
  * the timeline, and the context the model would see now.
+ *
+ * The view follows the session's live events (live.js): the reply is shown as it streams, and any other
+ * event of a run (a task or action change, a message, a checkpoint, the run's end) reloads the view at once.
+ * While the stream is up the session is polled only every LIVE_POLL_MS, for what changes outside runs; when
+ * it is down, every POLL_MS as before.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { AgentStateHttpError, all, client } from './api.js';
 import { Chat } from './chat.jsx';
 import { ago, countdown, dateTime } from './format.js';
-import { useNow, usePoll } from './hooks.js';
+import { POLL_MS, useNow, usePoll } from './hooks.js';
+import { useSessionEvents } from './live.js';
 import { TaskState } from './task-state.jsx';
 import { buildTimeline, Timeline } from './timeline.jsx';
 import { Badge, Empty, ErrorNote, Section } from './ui.jsx';
@@ -69,8 +75,17 @@ function ResumeButton({ id, onDone }) {
   );
 }
 
-function Context({ id }) {
-  const { data, error } = usePoll(() => client.sessions.context(id), `ctx-${id}`);
+/** The session's polling interval while its live events are followed. */
+const LIVE_POLL_MS = Math.max(POLL_MS * 10, 30_000);
+
+/** How long a burst of events is let settle before the view is reloaded once. */
+const RELOAD_AFTER_MS = 100;
+
+function Context({ id, ms, tick }) {
+  const { data, error, refresh } = usePoll(() => client.sessions.context(id), `ctx-${id}`, ms);
+  useEffect(() => {
+    if (tick > 0) refresh();
+  }, [tick]);
   return (
     <Section title="Context the model would see now" id="context-title">
       <ErrorNote error={error} />
@@ -96,9 +111,46 @@ function Context({ id }) {
   );
 }
 
+/** The stream's state, shown in the session's header. */
+function LiveStatus({ state }) {
+  const label =
+    state === 'live'
+      ? 'live'
+      : state === 'off'
+        ? `stream down: refreshing every ${POLL_MS / 1000} s`
+        : 'connecting…';
+  return (
+    <span class={`live live-${state}`} data-testid="live-status" data-state={state}>
+      {label}
+    </span>
+  );
+}
+
 export function SessionView({ id }) {
   const now = useNow();
-  const { data, error, refresh } = usePoll(() => loadSession(id), id);
+  // The reply of the run in flight, as it streams: { runId, text }.
+  const [streaming, setStreaming] = useState(null);
+  const [tick, setTick] = useState(0);
+  const reload = useRef(() => undefined);
+  const timer = useRef(null);
+  const onEvent = (event) => {
+    if (event.type === 'run.started') setStreaming({ runId: event.run_id, text: '' });
+    if (event.type === 'message.delta') {
+      const piece = typeof event.data.text === 'string' ? event.data.text : '';
+      setStreaming((s) => ({ runId: event.run_id, text: (s?.runId === event.run_id ? s.text : '') + piece }));
+      return;
+    }
+    clearTimeout(timer.current);
+    timer.current = setTimeout(() => {
+      reload.current();
+      setTick((t) => t + 1);
+    }, RELOAD_AFTER_MS);
+  };
+  useEffect(() => () => clearTimeout(timer.current), []);
+  const stream = useSessionEvents(id, onEvent);
+  const ms = stream === 'live' ? LIVE_POLL_MS : POLL_MS;
+  const { data, error, refresh } = usePoll(() => loadSession(id), id, ms);
+  reload.current = refresh;
   if (!data) return error ? <ErrorNote error={error} /> : <p class="muted">Loading session…</p>;
   const { session, messages, tasks } = data;
   const ordered = [...tasks].sort((a, b) => b.task.updated_at.localeCompare(a.task.updated_at));
@@ -128,10 +180,11 @@ export function SessionView({ id }) {
         </span>
         <span class="muted">created {dateTime(session.created_at)}</span>
         {session.agent ? <ResumeButton id={session.id} onDone={refresh} /> : null}
+        <LiveStatus state={stream} />
       </header>
       <div class="split">
         <Section title="Chat" id="chat-title">
-          <Chat session={session} messages={messages} onTurn={refresh} />
+          <Chat session={session} messages={messages} streaming={streaming} onTurn={refresh} />
         </Section>
         <Section title="Tasks" id="tasks-title">
           {ordered.length === 0 ? (
@@ -144,7 +197,7 @@ export function SessionView({ id }) {
       <Section title="Timeline" id="timeline-title">
         <Timeline entries={buildTimeline(data)} />
       </Section>
-      <Context id={id} />
+      <Context id={id} ms={ms} tick={tick} />
     </div>
   );
 }
