@@ -174,6 +174,21 @@ describe('agentstate serve --turn-threads 2 (SQLite)', { timeout: 180_000 }, () 
     });
   });
 
+  it('streams a turn run on a thread, its events from run.started to run.completed', async () => {
+    const session = await newSession(served.url, 'stella');
+    const response = await fetch(`${served.url}/v1/sessions/${session}/turns`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ input: 'I want to book a flight from Beijing to Tokyo' }),
+    });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const types = [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+    expect(types[0]).toBe('run.started');
+    expect(types.at(-1)).toBe('run.completed');
+    expect(types).toContain('message.delta');
+  });
+
   it("adds the threads' store metrics to /metrics", async () => {
     const metrics = await call(served.url, 'GET', '/metrics');
     expect(metrics.status).toBe(200);
