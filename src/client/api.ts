@@ -109,9 +109,12 @@ export function createApi(raw: Client<paths>, run: Runner) {
       },
       /** Runs one turn of the session's agent. */
       turn: (id: string, input: string, o?: CallOptions): Promise<TurnResult> =>
-        run('POST /v1/sessions/{id}/turns', () =>
-          raw.POST('/v1/sessions/{id}/turns', { ...init(o), params: one(id), body: { input } }),
-        ),
+        run(
+          'POST /v1/sessions/{id}/turns',
+          () => raw.POST('/v1/sessions/{id}/turns', { ...init(o), params: one(id), body: { input } }),
+          // The route streams only when asked with Accept: text/event-stream (streamTurn); this call
+          // never asks, and openapi-fetch parses the JSON answer.
+        ).then((answer) => answer as TurnResult),
       resume: (id: string, o?: CallOptions): Promise<TurnResult> =>
         run('POST /v1/sessions/{id}/resume', () =>
           raw.POST('/v1/sessions/{id}/resume', { ...init(o), params: one(id), body: {} }),
