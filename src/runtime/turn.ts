@@ -5,7 +5,7 @@ import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
-import type { Language, ModelRegistry } from '../models/types.js';
+import type { ModelRegistry } from '../models/types.js';
 import { inSpan, linksTo, traceparentOf } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';

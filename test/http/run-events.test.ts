@@ -14,7 +14,12 @@ import type { TurnResponse } from '../../src/server/turn-runner.js';
 import { openStore } from '../../src/store/open.js';
 import type { StateStore } from '../../src/store/types.js';
 import { call, startTestServer, type TestServer } from './harness.js';
-import { allFrames } from './sse.js';
+import { allFrames, type SseFrame } from './sse.js';
+
+function eventOf(frame: SseFrame | undefined): RunEvent {
+  if (frame === undefined) throw new Error('no frame');
+  return frame.data as RunEvent;
+}
 
 let server: TestServer;
 let store: StateStore;
@@ -80,7 +85,7 @@ describe('run events over HTTP', () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
     for (const frame of frames) expect((frame.data as RunEvent).type).toBe(frame.event);
-    const final = (frames.at(-1)?.data as RunEvent).data as unknown as TurnResponse;
+    const final = eventOf(frames.at(-1)).data as unknown as TurnResponse;
     expect(final.reply).toMatch(/cabin class/i);
     expect(final.session?.id).toBe(session.id);
     expect(final.tasks[0]?.type).toBe('flight_booking');
@@ -104,7 +109,7 @@ describe('run events over HTTP', () => {
   it('replays after Last-Event-ID, each event once and in order, then ends at the final event', async () => {
     const session = await newSession();
     const frames = await allFrames(await streamTurn(session.id, 'Book a flight from Beijing to Shanghai'));
-    const runId = (frames[0]?.data as RunEvent).run_id;
+    const runId = eventOf(frames[0]).run_id;
     for (const cut of [0, 1, 3, frames.length - 2]) {
       const lastId = frames[cut]?.id ?? '';
       const again = await allFrames(
@@ -123,7 +128,7 @@ describe('run events over HTTP', () => {
   it('is scoped like the session: another user gets 404, the tenant’s key reads it', async () => {
     const session = await newSession();
     const frames = await allFrames(await streamTurn(session.id, 'Book a flight from Beijing to Shanghai'));
-    const runId = (frames[0]?.data as RunEvent).run_id;
+    const runId = eventOf(frames[0]).run_id;
     const path = `/v1/sessions/${session.id}/runs/${runId}/events`;
     expect((await call(server.url, 'GET', path, { token: server.tokens.bob })).status).toBe(404);
     expect((await call(server.url, 'GET', path, { token: server.tokens.carol })).status).toBe(404);
