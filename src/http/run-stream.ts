@@ -39,7 +39,7 @@ export function sseFrame(event: RunEvent): string {
 
 /** True when the request asks for an event stream. */
 export function wantsEventStream(accept: string | undefined): boolean {
-  return accept?.toLowerCase().includes('text/event-stream');
+  return (accept ?? '').toLowerCase().includes('text/event-stream');
 }
 
 async function write(out: Writable, text: string, signal: AbortSignal): Promise<void> {
