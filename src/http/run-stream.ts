@@ -8,10 +8,12 @@
 import { PassThrough, type Writable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFinalRunEvent, type RunEvent } from '../core/model.js';
-import { runEventsOrTimeout } from '../runtime/run-notify.js';
+import { isLocalRun, runEventsOrTimeout } from '../runtime/run-notify.js';
 import type { ReadScope, StateStore } from '../store/types.js';
 
 export const DEFAULT_POLL_MS = 250;
+/** How often a follower of a run this process hears of reads the store anyway. */
+export const LOCAL_POLL_MS = 2_000;
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 const PAGE = 500;
 
@@ -74,7 +76,10 @@ export async function followRun(options: FollowOptions, out: Writable): Promise<
   while (!signal.aborted) {
     const lastRound = over;
     // Listening before the read: news that comes while it runs is not missed.
-    const news = runEventsOrTimeout(sessionId, runId, pollMs, signal);
+    // A run this process hears of (it runs here or on a turn thread) wakes the follower as it writes:
+    // the store is then read only as a safeguard.
+    const wait = isLocalRun(sessionId, runId) ? LOCAL_POLL_MS : pollMs;
+    const news = runEventsOrTimeout(sessionId, runId, wait, signal);
     const events = await store.listRunEvents(scope, sessionId, runId, { after, limit: PAGE });
     for (const event of events) {
       await write(out, sseFrame(event), signal);

@@ -10,9 +10,45 @@ news.setMaxListeners(0);
 
 const key = (sessionId: string, runId: string) => `${sessionId}\u0000${runId}`;
 
+const listeners = new Set<(sessionId: string, runId: string) => void>();
+const local = new Map<string, number>();
+
 /** Tells this process's followers of the run that it has new events stored. */
 export function announceRunEvents(sessionId: string, runId: string): void {
   news.emit(key(sessionId, runId));
+  for (const listener of listeners) listener(sessionId, runId);
+}
+
+/**
+ * Calls `listener` on every announcement made here (a turn thread passes them on to the main thread's
+ * followers); returns what stops it.
+ */
+export function onRunEvents(listener: (sessionId: string, runId: string) => void): () => void {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+/**
+ * Marks the run as running where this process hears of its writes (here, or on one of its turn threads)
+ * until the returned function is called: its followers here need not poll the store often.
+ */
+export function markLocalRun(sessionId: string, runId: string): () => void {
+  const name = key(sessionId, runId);
+  local.set(name, (local.get(name) ?? 0) + 1);
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    const left = (local.get(name) ?? 1) - 1;
+    if (left <= 0) local.delete(name);
+    else local.set(name, left);
+    // Its followers read once more: the run's last write may have come with its end.
+    news.emit(name);
+  };
+}
+
+export function isLocalRun(sessionId: string, runId: string): boolean {
+  return local.has(key(sessionId, runId));
 }
 
 /**

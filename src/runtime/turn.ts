@@ -25,6 +25,7 @@ import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type Held
 import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
 import { type CommitBatch, type CommitResult, RunContext, type RunHeader } from './run-context.js';
 import { lastRunEvent, RunEventLog, type RunEventLogOptions } from './run-events.js';
+import { markLocalRun } from './run-notify.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 
@@ -171,6 +172,7 @@ async function executeRun(
     resumed,
   });
   options.onRun?.(header.run_id);
+  const heard = markLocalRun(header.session_id, header.run_id);
   const watch = new CancelWatch(options.store, options.scope, header.session_id, header.run_id);
   rt.cancel = watch;
   let answer: TurnOutput | null = null;
@@ -222,6 +224,7 @@ async function executeRun(
     throw error;
   } finally {
     watch.done();
+    heard();
   }
   await rt.settle(); // the final commit waited for it already: no write of the run is left in flight
   const after = output.final.session;

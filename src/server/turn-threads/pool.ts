@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import { traceparentOf } from '../../observability/tracing.js';
+import { announceRunEvents, markLocalRun } from '../../runtime/run-notify.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
@@ -63,6 +64,9 @@ interface Pending {
   readonly turn: boolean;
   /** A turn's run has started (TurnCallOptions.onRun). */
   readonly onRun?: (runId: string) => void;
+  /** The turn's session, and what ends its run's mark as heard of here (run-notify.ts markLocalRun). */
+  readonly sessionId?: string;
+  heard?: () => void;
 }
 
 /** The thread's entry: the built module, or from the sources (tests) a bootstrap that loads it through tsx. */
@@ -163,14 +167,23 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   const waiters: (() => void)[] = [];
 
   const onMessage = (thread: TurnThread, message: FromThread) => {
+    if (message.type === 'events') {
+      announceRunEvents(message.sessionId, message.runId);
+      return;
+    }
     if (message.type === 'run') {
-      thread.pending.get(message.id)?.onRun?.(message.runId);
+      const pending = thread.pending.get(message.id);
+      if (pending === undefined) return;
+      pending.heard?.();
+      pending.heard = markLocalRun(pending.sessionId ?? '', message.runId);
+      pending.onRun?.(message.runId);
       return;
     }
     if (message.type !== 'done' && message.type !== 'error' && message.type !== 'metrics') return;
     const pending = thread.pending.get(message.id);
     if (pending === undefined) return;
     thread.pending.delete(message.id);
+    pending.heard?.();
     if (pending.turn) thread.load--;
     if (message.type === 'error') pending.reject(receivedError(message.error));
     else pending.resolve(message.value);
@@ -179,6 +192,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   const watch = (index: number, thread: TurnThread) => {
     void thread.exited.then(async (code) => {
       for (const pending of thread.pending.values()) {
+        pending.heard?.();
         pending.reject(new AgentStateError('internal', 'the turn thread running this turn stopped'));
       }
       thread.pending.clear();
@@ -223,6 +237,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     turn: boolean,
     message: (id: number) => ToThread,
     onRun?: (runId: string) => void,
+    sessionId?: string,
   ): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
@@ -231,6 +246,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
         reject,
         turn,
         ...(onRun === undefined ? {} : { onRun }),
+        ...(sessionId === undefined ? {} : { sessionId }),
       });
       if (turn) thread.load++;
       thread.send(message(id));
@@ -302,6 +318,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
           ? { type: 'resume', id, scope, session, ...traced }
           : { type: 'turn', id, scope, session, input, ...onBusy, ...traced },
       call.onRun,
+      session.id,
     );
   };
 

@@ -56,6 +56,8 @@ export type FromThread =
   | { readonly type: 'done'; readonly id: number; readonly value: TurnResponse }
   /** The turn's run has started (TurnCallOptions.onRun). */
   | { readonly type: 'run'; readonly id: number; readonly runId: string }
+  /** A run on the thread stored events (runtime/run-notify.ts): the main thread's followers wake. */
+  | { readonly type: 'events'; readonly sessionId: string; readonly runId: string }
   | { readonly type: 'error'; readonly id: number; readonly error: SentError }
   | { readonly type: 'metrics'; readonly id: number; readonly value: unknown };
 

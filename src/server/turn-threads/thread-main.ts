@@ -9,6 +9,7 @@ import { createMetrics } from '../../observability/metrics.js';
 import { meteredModel } from '../../observability/model-metrics.js';
 import { underTraceparent } from '../../observability/tracing.js';
 import { startTracing } from '../../observability/tracing-setup.js';
+import { onRunEvents } from '../../runtime/run-notify.js';
 import { openStore } from '../../store/open.js';
 import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import { type LinkedAgents, linkAgentsModules } from '../agents-modules.js';
@@ -60,6 +61,7 @@ async function start(): Promise<void> {
     inFlight.add(running);
     void running.finally(() => inFlight.delete(running));
   };
+  onRunEvents((sessionId, runId) => send({ type: 'events', sessionId, runId }));
   port.on('message', (message: ToThread) => {
     switch (message.type) {
       case 'turn':
