@@ -149,3 +149,41 @@ describe('on_busy', () => {
     expect(JSON.stringify(bad.body)).toContain('on_busy');
   });
 });
+
+describe('POST /v1/sessions/{id}/runs/{run_id}/cancel', () => {
+  it('cancels a running run (202; its turn answers 409 and its log ends run.cancelled)', async () => {
+    const session = await newSession();
+    let runId = '';
+    const running = fetch(`${server.url}/v1/sessions/${session.id}/turns`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${server.tokens.alice}`,
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ input: 'Book a flight slowly from Beijing to Shanghai' }),
+    });
+    const response = await running;
+    const reader = response.body?.getReader();
+    const first = new TextDecoder().decode((await reader?.read())?.value);
+    runId = /"run_id":"(run_[a-z0-9]+)"/.exec(first)?.[1] ?? '';
+    expect(runId).toMatch(/^run_/);
+    const path = `/v1/sessions/${session.id}/runs/${runId}/cancel`;
+    // Another user of the tenant does not see the session; the owner cancels.
+    expect((await call(server.url, 'POST', path, { token: server.tokens.bob })).status).toBe(404);
+    const asked = await call(server.url, 'POST', path, { token: server.tokens.alice });
+    expect(asked.status).toBe(202);
+    expect(asked.body).toEqual({ session_id: session.id, run_id: runId, cancel_requested: true });
+    let rest = first;
+    for (;;) {
+      const chunk = await reader?.read();
+      if (chunk === undefined || chunk.done) break;
+      rest += new TextDecoder().decode(chunk.value);
+    }
+    expect(rest).toMatch(/event: run\.cancelled/);
+    // Over: a second cancel is refused, an unknown run is not found.
+    expect((await call(server.url, 'POST', path, { token: server.tokens.alice })).status).toBe(409);
+    const unknown = `/v1/sessions/${session.id}/runs/run_unknown/cancel`;
+    expect((await call(server.url, 'POST', unknown, { token: server.tokens.alice })).status).toBe(404);
+  });
+});
