@@ -1,8 +1,6 @@
 import { type Clock, systemClock } from '../core/clock.js';
 import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
-import type { JsonObject } from '../core/json.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
-import { OPEN_TASK_STATES } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
 import type { ModelRegistry } from '../models/types.js';
@@ -22,12 +20,14 @@ import {
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
-import { ANSWER_OPEN_TASKS, type ProgramResult, type RunOutput, runProgram } from './program.js';
-import { type CommitBatch, type CommitResult, RunContext, type RunHeader } from './run-context.js';
-import { lastRunEvent, RunEventLog, type RunEventLogOptions } from './run-events.js';
+import { type ProgramResult, runProgram } from './program.js';
+import { RunContext, type RunHeader } from './run-context.js';
+import { endCancelled, failed } from './run-endings.js';
+import { RunEventLog, type RunEventLogOptions } from './run-events.js';
 import { markLocalRun } from './run-notify.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
+import { type AnswerReads, collect, finalAnswer, lastRunAnswer, readForAnswer } from './turn-answers.js';
 
 export { runIdFor } from './runs.js';
 
@@ -254,156 +254,6 @@ async function executeRun(
   );
 }
 
-/** What the answer needs besides the final commit, read before it (readForAnswer). */
-interface AnswerReads {
-  openBefore: readonly Task[] | null;
-  readonly tasks: Map<string, Task>;
-  readonly actions: Map<string, Action>;
-  session: Session | null;
-}
-
-/**
- * Reads what the run's answer needs that its final commit does not write, before that commit: the open
- * tasks when the run did not read them with its session, tasks it touched but never wrote, and its actions
- * (an action changes outside the run's commits too: attempts, a lookup's UNKNOWN).
- */
-async function readForAnswer(
-  options: RuntimeOptions,
-  rt: RunContext,
-  extra: JsonObject,
-  batch: CommitBatch,
-  known: AnswerReads,
-): Promise<void> {
-  const { store, scope, sessionId } = options;
-  // A final commit that writes neither the session nor its messages does not answer with it: read it.
-  if (batch.session === undefined && batch.messages === undefined)
-    known.session = await store.getSession(scope, sessionId);
-  const output = extra.output as unknown as AnswerParts['output'];
-  if (known.openBefore === null) {
-    const open = await store.listTasks(scope, {
-      session_id: sessionId,
-      state: OPEN_TASK_STATES,
-      limit: ANSWER_OPEN_TASKS,
-    });
-    known.openBefore = open.items;
-  }
-  const listed = new Set(known.openBefore.map((task) => task.id));
-  const writes = new Set([
-    ...(batch.update_tasks ?? []).map((u) => u.id),
-    ...(batch.create_tasks ?? []).flatMap((t) => (t.id === undefined ? [] : [t.id])),
-  ]);
-  for (const id of output.task_ids) {
-    if (writes.has(id) || rt.written.tasks.has(id) || listed.has(id)) continue;
-    const task = await store.getTask(scope, id);
-    if (task !== null) known.tasks.set(id, task);
-  }
-  const completes = new Set((batch.complete_actions ?? []).map((a) => a.id));
-  for (const id of output.action_ids) {
-    if (completes.has(id)) continue;
-    const action = await store.getAction(scope, id);
-    if (action !== null) known.actions.set(id, action);
-  }
-  for (const task of known.openBefore) if (!known.tasks.has(task.id)) known.tasks.set(task.id, task);
-}
-
-/** The answer a run's final event holds, when the run has one (its log is kept for an hour). */
-async function finalAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
-  const last = await lastRunEvent(options.store, options.scope, options.sessionId, runId);
-  return last?.type === 'run.completed' ? (last.data as unknown as TurnOutput) : null;
-}
-
-/**
- * Ends a run stopped at a safe point: its input is kept as the user's message (marked `cancelled`), so the
- * session's next turn is a new run, and its last event is `run.cancelled`, in the same commit. What its
- * earlier commits wrote stays (every action it began has its outcome).
- */
-async function endCancelled(rt: RunContext, header: RunHeader): Promise<void> {
-  rt.cancel = null;
-  rt.beforeFinal = null;
-  rt.finalEvent = () => ({
-    type: 'run.cancelled',
-    data: { run_id: header.run_id, session_id: header.session_id },
-  });
-  await rt.commit(
-    'turn',
-    {
-      messages: {
-        session_id: header.session_id,
-        items: [
-          { role: 'user', content: header.input, metadata: { run_id: header.run_id, cancelled: true } },
-        ],
-      },
-    },
-    null,
-    { output: { cancelled: true } },
-  );
-}
-
-/** Tells the run's followers it failed (its error as an answer would carry it); never throws. */
-async function failed(log: RunEventLog, error: unknown): Promise<void> {
-  const code = isAgentStateError(error) ? error.code : 'internal';
-  const message = error instanceof Error ? error.message : String(error);
-  log.add('run.failed', { error: { code, message } });
-  await log.flush().catch(() => undefined);
-}
-
-/**
- * The turn's records as they are now, for the caller. What the run's final commit wrote (`final`: the
- * session and the tasks of its batch) is as it is now, since nothing of the run writes them after it; the
- * rest is read.
- */
-async function collect(
-  options: RuntimeOptions,
-  runId: string,
-  output: RunOutput,
-  resumed: boolean,
-  final: CommitResult | null = null,
-): Promise<TurnOutput> {
-  const { store, scope, sessionId } = options;
-  const session = final?.session?.id === sessionId ? final.session : await store.getSession(scope, sessionId);
-  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
-  // The final commit listed them as it left them; a run resumed after it (or replayed) reads them.
-  const open =
-    final?.open_tasks ??
-    (
-      await store.listTasks(scope, {
-        session_id: sessionId,
-        state: OPEN_TASK_STATES,
-        limit: ANSWER_OPEN_TASKS,
-      })
-    ).items;
-  const known = new Map<string, Task>();
-  for (const task of open) known.set(task.id, task);
-  // The newer copy of each: the list read now, or what the final commit wrote (a PATCH may come between).
-  for (const task of final?.tasks ?? []) {
-    const listed = known.get(task.id);
-    if (listed === undefined || listed.version < task.version) known.set(task.id, task);
-  }
-  const tasks: Task[] = [];
-  for (const id of output.task_ids) {
-    const task = known.get(id) ?? (await store.getTask(scope, id));
-    if (task !== null) tasks.push(task);
-  }
-  for (const task of open) if (!output.task_ids.includes(task.id)) tasks.push(task);
-  // An action the final commit wrote is as that commit left it; any other is read.
-  const written = new Map((final?.actions ?? []).map((action) => [action.id, action]));
-  const actions: Action[] = [];
-  for (const id of output.action_ids) {
-    const action = written.get(id) ?? (await store.getAction(scope, id));
-    if (action !== null) actions.push(action);
-  }
-  return {
-    run_id: runId,
-    reply: output.reply,
-    language: output.language,
-    session,
-    tasks,
-    actions,
-    checkpoint_id: output.checkpoint_id,
-    resumed,
-  };
-}
-
 function headerOf(checkpoint: Checkpoint): RunHeader {
   const run = checkpoint.channels.run as unknown as RunHeader | undefined;
   if (run === undefined || typeof run.input !== 'string') {
@@ -552,17 +402,4 @@ async function resumeNow(options: RuntimeOptions): Promise<TurnOutput | null> {
     if (pending.lastRunId === null) return null;
     return lastRunAnswer(options, pending.lastRunId);
   });
-}
-
-/**
- * The answer of a finished run, given again (`resumed` false: nothing was continued by this call): its
- * final event while it is kept, else rebuilt from its last checkpoint.
- */
-async function lastRunAnswer(options: RuntimeOptions, runId: string): Promise<TurnOutput | null> {
-  const final = await finalAnswer(options, runId);
-  if (final !== null) return { ...final, resumed: false };
-  const last = await options.store.latestCheckpoint(options.scope, runId);
-  const output = last?.channels.output as unknown as Omit<RunOutput, 'checkpoint_id'> | undefined;
-  if (last === null || output === undefined || typeof output.reply !== 'string') return null;
-  return collect(options, runId, { ...output, checkpoint_id: last.id }, false);
 }
