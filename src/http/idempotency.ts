@@ -162,8 +162,11 @@ export function registerIdempotency(app: FastifyInstance, store: StateStore, ttl
         // response itself), are recorded once the response has ended (finished, or cut by the client), and
         // renewed until then. Otherwise a client that leaves early ends nothing here: the handler still
         // runs, and onSend records its answer when it is done.
+        let recording = false;
         const ended = () => {
-          if (held.get(request) !== holding || (!holding.streamed && !reply.sent)) return;
+          if (recording || held.get(request) !== holding || (!holding.streamed && !reply.sent)) return;
+          // 'finish' and then 'close' both come: the first one records.
+          recording = true;
           // A streamed turn's answer is its run's: kept (and the claim renewed) until the run is over, even
           // when the client left before, so a retry gets the answer rather than an empty stream.
           const later = answers.get(request);

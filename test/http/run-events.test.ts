@@ -125,6 +125,53 @@ describe('run events over HTTP', () => {
     expect(await allFrames(await events(session.id, runId, { accept: 'text/event-stream' }))).toEqual(frames);
   });
 
+  it('keeps a streamed turn’s answer for its Idempotency-Key: a retry gets the run’s final answer', async () => {
+    const session = await newSession();
+    const key = `stream-${session.id}`;
+    const body = JSON.stringify({ input: 'Book a flight from Beijing to Shanghai' });
+    const streamed = await fetch(`${server.url}/v1/sessions/${session.id}/turns`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${server.tokens.alice}`,
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+        'idempotency-key': key,
+      },
+      body,
+    });
+    const frames = await allFrames(streamed);
+    const final = eventOf(frames.at(-1));
+    expect(final.type).toBe('run.completed');
+    // The answer is recorded once the run is over, which may come a moment after the stream ends.
+    let retry: Response | null = null;
+    for (let i = 0; i < 50; i++) {
+      retry = await fetch(`${server.url}/v1/sessions/${session.id}/turns`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${server.tokens.alice}`,
+          'content-type': 'application/json',
+          'idempotency-key': key,
+        },
+        body,
+      });
+      if (retry.status !== 409) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(retry?.status).toBe(200);
+    expect(retry?.headers.get('idempotent-replayed')).toBe('true');
+    expect(await retry?.json()).toEqual(final.data);
+    // Nothing ran twice.
+    const messages = await call<{ items: unknown[] }>(
+      server.url,
+      'GET',
+      `/v1/sessions/${session.id}/messages`,
+      {
+        token: server.tokens.alice,
+      },
+    );
+    expect(messages.body.items).toHaveLength(2);
+  });
+
   it('is scoped like the session: another user gets 404, the tenant’s key reads it', async () => {
     const session = await newSession();
     const frames = await allFrames(await streamTurn(session.id, 'Book a flight from Beijing to Shanghai'));
