@@ -1,10 +1,3 @@
-/**
- * agentstate/client's event streams against a real server over loopback (built-in agents, rules model):
- * a streamed turn yields run.started to run.completed; a connection cut mid-stream (a TCP proxy that drops
- * it after some bytes) is opened again with Last-Event-ID and every event arrives exactly once, in order;
- * error answers throw AgentStateHttpError; a stream that keeps breaking fails after its bounded retries.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
 import {
   type AddressInfo,
   connect,
@@ -12,31 +5,19 @@ import {
   type Server,
   type Socket,
 } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import { AgentStateHttpError, createClient, type RunEvent, sessionCursor } from '../../src/client/index.js';
-import { openStore } from '../../src/store/open.js';
-import type { StateStore } from '../../src/store/types.js';
-import { startTestServer, type TestServer } from '../http/harness.js';
+import type { TestServer } from '../http/harness.js';
+import { type RuntimeServer, startRuntimeServer } from '../http/runtime-server.js';
 
+let served: RuntimeServer;
 let server: TestServer;
-let store: StateStore;
-let runtime: LinkedRuntime;
-const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-client-events-'));
 
 beforeAll(async () => {
-  store = await openStore('memory:');
-  runtime = await linkRuntime(dataDir);
-  server = await startTestServer({ store, agents: runtime.setup });
+  served = await startRuntimeServer();
+  server = served.server;
 });
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => served.close());
 
 interface CuttingProxy {
   readonly url: string;

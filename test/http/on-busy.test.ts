@@ -1,31 +1,17 @@
-/**
- * Input while a run is busy, from two clients at once, over HTTP with the real runtime: `reject` (the
- * default) answers 409; `enqueue` runs the second input right after the first, in order; `interrupt`
- * cancels the busy run at its next safe point (its client gets 409 `cancelled`, its log ends
- * run.cancelled) and runs the new input. The policy comes from the request or the session's context.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import type { Message, RunEvent, Session } from '../../src/core/model.js';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
 import type { TurnResponse } from '../../src/server/turn-runner.js';
-import { openStore } from '../../src/store/open.js';
-import type { StateStore } from '../../src/store/types.js';
-import { call, startTestServer, type TestServer } from './harness.js';
+import { call, type TestServer } from './harness.js';
+import { type RuntimeServer, startRuntimeServer } from './runtime-server.js';
 
-let server: TestServer;
-let store: StateStore;
-let runtime: LinkedRuntime;
-const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-on-busy-'));
 /** Inputs whose extraction the model holds for a while: the run stays busy meanwhile. */
 const SLOW = /slowly/;
+let served: RuntimeServer;
+let server: TestServer;
 
 beforeAll(async () => {
-  store = await openStore('memory:');
   const rules = createRulesModel();
   const slow: Model = {
     ...rules,
@@ -33,19 +19,11 @@ beforeAll(async () => {
       if (SLOW.test(request.input)) await new Promise((resolve) => setTimeout(resolve, 400));
       return rules.extract(request);
     },
-    async route(request) {
-      return rules.route(request);
-    },
   };
-  runtime = await linkRuntime(dataDir, undefined, createModelRegistry([slow]));
-  server = await startTestServer({ store, agents: runtime.setup });
+  served = await startRuntimeServer({ models: createModelRegistry([slow]) });
+  server = served.server;
 });
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => served.close());
 
 async function newSession(context: Record<string, unknown> = {}): Promise<Session> {
   const made = await call<Session>(server.url, 'POST', '/v1/sessions', {

@@ -1,19 +1,8 @@
-/**
- * A run's events over HTTP with the real runtime (rules model, demo tools): a turn asked with
- * `Accept: text/event-stream` streams its run from `run.started` to `run.completed`, whose data is the JSON
- * answer a plain turn gets; the events can be replayed after any id with `Last-Event-ID`, exactly once
- * each and in order; they are scoped like the session.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import type { RunEvent, Session } from '../../src/core/model.js';
 import type { TurnResponse } from '../../src/server/turn-runner.js';
-import { openStore } from '../../src/store/open.js';
-import type { StateStore } from '../../src/store/types.js';
-import { call, startTestServer, type TestServer } from './harness.js';
+import { call, type TestServer } from './harness.js';
+import { type RuntimeServer, startRuntimeServer } from './runtime-server.js';
 import { allFrames, type SseFrame } from './sse.js';
 
 function eventOf(frame: SseFrame | undefined): RunEvent {
@@ -21,22 +10,14 @@ function eventOf(frame: SseFrame | undefined): RunEvent {
   return frame.data as RunEvent;
 }
 
+let served: RuntimeServer;
 let server: TestServer;
-let store: StateStore;
-let runtime: LinkedRuntime;
-const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-run-events-'));
 
 beforeAll(async () => {
-  store = await openStore('memory:');
-  runtime = await linkRuntime(dataDir);
-  server = await startTestServer({ store, agents: runtime.setup });
+  served = await startRuntimeServer();
+  server = served.server;
 });
-afterAll(async () => {
-  await server.close();
-  await runtime.close();
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => served.close());
 
 async function newSession(): Promise<Session> {
   const made = await call<Session>(server.url, 'POST', '/v1/sessions', {

@@ -1,45 +1,23 @@
-/**
- * A session's live events over HTTP (`GET /v1/sessions/{id}/events`): the session's runs one after another,
- * from the run its next turn will be (one in flight from its start), with `id:` a cursor
- * `<run_id>:<event id>` that Last-Event-ID or `?after=` resumes after, exactly once each; a run that failed
- * is followed into its next attempt; the stream moves on when the session's next run changes outside a run;
- * it is scoped like the session, answers JSON errors without the event-stream header, and ends when the
- * server closes. With the real runtime, two turns sent as plain JSON arrive in order.
- */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type LinkedRuntime, linkRuntime } from '../../src/cli/commands/runtime-link.js';
 import { createClient, sessionCursor } from '../../src/client/index.js';
 import type { RunEvent, Session } from '../../src/core/model.js';
 import { runIdFor } from '../../src/core/run-id.js';
 import type { TurnResponse } from '../../src/server/turn-runner.js';
-import { openStore } from '../../src/store/open.js';
 import type { NewRunEvent, Scope, StateStore } from '../../src/store/types.js';
 import { call, startTestServer, type TestServer } from './harness.js';
+import { type RuntimeServer, startRuntimeServer } from './runtime-server.js';
 import { type SseFrame, sseFrames } from './sse.js';
 
+let served: RuntimeServer;
 let server: TestServer;
 let store: StateStore;
-let runtime: LinkedRuntime;
-const dataDir = mkdtempSync(join(tmpdir(), 'agentstate-session-events-'));
 
 beforeAll(async () => {
-  store = await openStore('memory:');
-  runtime = await linkRuntime(dataDir);
-  server = await startTestServer({ store, agents: runtime.setup });
+  served = await startRuntimeServer();
+  server = served.server;
+  store = served.store;
 });
-afterAll(async () => {
-  // Aborting a fetch can leave Node's fetch (undici) with a spare connection that never sends a request,
-  // which a server's close waits for: the test's streams are over, so every connection goes now.
-  const closing = server.close();
-  server.app.server.closeAllConnections();
-  await closing;
-  await runtime.close();
-  await store.close();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => served.close());
 
 const alice = (): Scope => ({ tenant_id: server.tenantA, user_id: server.alice });
 
