@@ -16,8 +16,10 @@ import { z } from 'zod';
 import { invalidRequest } from '../core/errors.js';
 import { assertPlainJsonObject, type JsonObject, type JsonValue } from '../core/json.js';
 import { ActionFailedError } from '../durable/signals.js';
-import type { DurableContext, LookupAnswer } from '../durable/types.js';
-import { chatCompletion, type OpenAIConfig } from '../models/openai/client.js';
+import type { ActionCall, DurableContext, LookupAnswer } from '../durable/types.js';
+import type { OpenAIConfig } from '../models/openai/client.js';
+import { toolChat } from '../models/openai/tool-chat.js';
+import type { ToolChatAnswer, ToolChatRequest } from '../models/types.js';
 
 /** A tool the model may call: what it sees (name, description, the JSON Schema of its parameters) and what runs. */
 export interface AgentTool {
@@ -29,7 +31,9 @@ export interface AgentTool {
   readonly readOnly: boolean;
   /** The parameters checked against the tool's schema: null when valid, else what is wrong. */
   check(args: JsonValue): string | null;
-  run(args: JsonValue, idempotencyKey: string): Promise<JsonValue>;
+  /** The name its calls are recorded under as actions (default `name`). */
+  readonly action?: string;
+  run(args: JsonValue, idempotencyKey: string, call?: ActionCall): Promise<JsonValue>;
   lookup?(idempotencyKey: string): Promise<LookupAnswer<JsonValue>>;
 }
 
@@ -40,8 +44,10 @@ export interface AgentToolSpec<P> {
   readonly parameters: z.ZodType<P>;
   /** True for a tool with no effect (a search): a call cut short by a crash is made again. Default false. */
   readonly readOnly?: boolean;
-  /** Performs the call; pass `idempotencyKey` on to the downstream. */
-  run(params: P, idempotencyKey: string): Promise<JsonValue>;
+  /** The name its calls are recorded under as actions (default `name`). */
+  readonly action?: string;
+  /** Performs the call; pass `idempotencyKey` on to the downstream (and `call.signal`, when given). */
+  run(params: P, idempotencyKey: string, call?: ActionCall): Promise<JsonValue>;
   /** Whether a call with this key took effect (see `ctx.action`). */
   lookup?(idempotencyKey: string): Promise<LookupAnswer<JsonValue>>;
 }
@@ -64,6 +70,7 @@ export function defineAgentTool<P>(spec: AgentToolSpec<P>): AgentTool {
   const { lookup } = spec;
   return {
     name: spec.name,
+    ...(spec.action === undefined ? {} : { action: spec.action }),
     description: spec.description,
     parameters,
     readOnly: spec.readOnly === true,
@@ -71,10 +78,10 @@ export function defineAgentTool<P>(spec: AgentToolSpec<P>): AgentTool {
       const parsed = spec.parameters.safeParse(args);
       return parsed.success ? null : issueText(parsed.error);
     },
-    run: async (args, key) => {
+    run: async (args, key, call) => {
       const parsed = spec.parameters.safeParse(args);
       if (!parsed.success) throw invalidRequest(`tool ${spec.name}: ${issueText(parsed.error)}`);
-      return spec.run(parsed.data, key);
+      return spec.run(parsed.data, key, call);
     },
     ...(lookup === undefined ? {} : { lookup: (key: string) => lookup(key) }),
   };
@@ -93,15 +100,36 @@ export interface ToolCallRecord {
   readonly result: JsonValue;
 }
 
+/** A model that calls tools (a `Model` with `chat`). */
+export interface ToolCaller {
+  chat(request: ToolChatRequest): Promise<ToolChatAnswer>;
+}
+
 export interface ToolLoopOptions {
-  /** The Chat Completions endpoint and model. */
-  readonly model: OpenAIConfig;
+  /** The Chat Completions endpoint and model, or a model that calls tools. */
+  readonly model: OpenAIConfig | ToolCaller;
   readonly system: string;
+  /** The conversation before the request (Chat Completions messages: user and assistant turns). */
+  readonly history?: readonly JsonObject[];
   /** The user's request. */
   readonly input: string;
+  /** Each piece of the model's text as it arrives (not called again for answers a resumed run replays). */
+  readonly onDelta?: (text: string) => void;
   readonly tools: readonly AgentTool[];
   /** Model answers at most (default 8); a loop that has not finished by then fails. */
   readonly maxSteps?: number;
+}
+
+/** The model was still asking for tools after the loop's last allowed answer. */
+export class ToolLoopExhausted extends Error {
+  constructor(
+    readonly maxSteps: number,
+    /** The calls made before the loop gave up. */
+    readonly toolCalls: readonly ToolCallRecord[],
+  ) {
+    super(`the model did not finish within ${maxSteps} answers`);
+    this.name = 'ToolLoopExhausted';
+  }
 }
 
 export interface ToolLoopResult {
@@ -127,26 +155,12 @@ async function ask(
   options: ToolLoopOptions,
   messages: JsonObject[],
 ): Promise<ModelAnswer> {
-  const tools = options.tools.map((tool) => ({
-    type: 'function',
-    function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-  }));
+  const tools = options.tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
+  const { model, onDelta } = options;
+  const request = { messages, tools, ...(onDelta === undefined ? {} : { onDelta }) };
   return ctx.step(
     'model',
-    async (): Promise<ModelAnswer> => {
-      const message = await chatCompletion(options.model, {
-        messages,
-        ...(tools.length === 0 ? {} : { tools, tool_choice: 'auto' }),
-      });
-      return {
-        content: typeof message.content === 'string' ? message.content : null,
-        tool_calls: (message.tool_calls ?? []).map((call, index) => ({
-          id: call.id ?? `call_${index}`,
-          name: call.function.name,
-          arguments: call.function.arguments,
-        })),
-      };
-    },
+    (): Promise<ModelAnswer> => ('chat' in model ? model.chat(request) : toolChat(model, request)),
     { schema: AnswerSchema },
   );
 }
@@ -167,8 +181,8 @@ async function callTool(
     return ctx.step(`tool ${tool.name}`, () => tool.run(args.value, `${ctx.taskId}:${call.id}`));
   const { lookup } = tool;
   try {
-    return await ctx.action(tool.name, args.value, {
-      run: (key) => tool.run(args.value, key),
+    return await ctx.action(tool.action ?? tool.name, args.value, {
+      run: (key, attempt) => tool.run(args.value, key, attempt),
       ...(lookup === undefined ? {} : { lookup: (key: string) => lookup.call(tool, key) }),
     });
   } catch (error) {
@@ -184,6 +198,7 @@ export async function runToolLoop(ctx: DurableContext, options: ToolLoopOptions)
     throw invalidRequest('maxSteps: must be a positive whole number');
   const messages: JsonObject[] = [
     { role: 'system', content: options.system },
+    ...(options.history ?? []).map((message) => ({ ...message })),
     { role: 'user', content: options.input },
   ];
   const calls: ToolCallRecord[] = [];
@@ -205,5 +220,5 @@ export async function runToolLoop(ctx: DurableContext, options: ToolLoopOptions)
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(result) });
     }
   }
-  throw new Error(`the model did not finish within ${maxSteps} answers`);
+  throw new ToolLoopExhausted(maxSteps, calls);
 }

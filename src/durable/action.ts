@@ -14,11 +14,10 @@ import { canonicalJson, type JsonObject, type JsonValue } from '../core/json.js'
 import { type Action, JsonValueSchema } from '../core/model.js';
 import { inSpan, linksTo, type Span } from '../observability/tracing.js';
 import { executeAction, type RetryPolicy, recoverAction, type ToolOutcome } from '../runtime/actions.js';
-import type { RunContext } from '../runtime/run-context.js';
+import type { CommitBatch, RunContext, RunIdentity } from '../runtime/run-context.js';
 import type { LookupResult, Tool } from '../runtime/tool.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { type Codec, decodeRecorded } from './codec.js';
-import type { DurableHeader } from './header.js';
 import { ActionFailedError, RunPaused } from './signals.js';
 import type { ActionHandlers } from './types.js';
 
@@ -67,8 +66,12 @@ function asTool<R>(name: string, handlers: ActionHandlers<R>, codec: Codec<R>): 
 }
 
 export interface ActionEnv {
-  readonly rt: RunContext<DurableHeader>;
+  readonly rt: RunContext<RunIdentity>;
+  /** The task the run's actions belong to. */
+  readonly taskId: string;
   readonly policy: RetryPolicy;
+  /** Written with the commit that begins the action (the run's task, with its first action). */
+  readonly withBegin?: CommitBatch | null;
 }
 
 /** A known outcome to record, or (unknown) the action marked UNKNOWN and the run stopped. */
@@ -112,7 +115,7 @@ export function runAction<R>(
   const attributes = {
     'agentstate.action.tool': name,
     'agentstate.action.ordinal': ordinal,
-    'agentstate.task.id': env.rt.header.task_id,
+    'agentstate.task.id': env.taskId,
     'agentstate.run.id': env.rt.header.run_id,
   };
   return inSpan(`agentstate.action ${name}`, attributes, (span) =>
@@ -129,9 +132,9 @@ async function runActionNow<R>(
   codec: Codec<R>,
   span: Span,
 ): Promise<R> {
-  const { rt, policy } = env;
+  const { rt, policy, taskId } = env;
   const { store, scope } = rt;
-  const { task_id: taskId, session_id: sessionId } = rt.header;
+  const { session_id: sessionId } = rt.header;
   const key = durableActionKey(taskId, ordinal, name, params);
   const begin = {
     task_id: taskId,
@@ -143,7 +146,7 @@ async function runActionNow<R>(
   };
   const { result, replayed, recordedBy } = await rt.commit(
     `before ${name}`,
-    { begin_actions: [begin] },
+    { ...env.withBegin, begin_actions: [begin] },
     taskId,
   );
   const begun = result.actions.find((action) => action.idempotency_key === key);

@@ -12,7 +12,7 @@ import { assertPlainJson, type JsonObject, type JsonValue } from '../core/json.j
 import type { Task } from '../core/model.js';
 import { sessionStatusPatch } from '../lifecycle/session-policy.js';
 import type { RetryPolicy } from '../runtime/actions.js';
-import type { CommitBatch, CommitResult, RunContext } from '../runtime/run-context.js';
+import type { CommitBatch, CommitResult, RunContext, RunIdentity } from '../runtime/run-context.js';
 import type { SessionPatch } from '../store/types.js';
 import { runAction } from './action.js';
 import {
@@ -24,13 +24,20 @@ import {
   roundTrip,
   type Typed,
 } from './codec.js';
-import type { DurableHeader } from './header.js';
 import { type Pause, RunPaused } from './signals.js';
 import type { ActionHandlers, DurableContext, WaitOptions } from './types.js';
 
 export const MAX_NAME_LENGTH = 200;
 /** The longest `sleep`: about 24.8 days (what a timer can wait). */
 export const MAX_SLEEP_MS = 2_147_483_647;
+
+/** What a run's durable context stands for: the task its actions belong to, and the run's name and key. */
+export interface RunTaskIdentity {
+  readonly taskId: string;
+  /** The type of the run's task. */
+  readonly name: string;
+  readonly key: string | null;
+}
 
 export interface ContextEnv {
   readonly policy: RetryPolicy;
@@ -63,10 +70,12 @@ export class DurableRunContext implements DurableContext {
   private actions = 0;
   private input: { readonly value: JsonValue } | null;
   private used = false;
+  private unwritten = false;
 
   constructor(
-    private readonly rt: RunContext<DurableHeader>,
+    private readonly rt: RunContext<RunIdentity>,
     private readonly env: ContextEnv,
+    private readonly identity: RunTaskIdentity,
   ) {
     this.input = env.input;
   }
@@ -78,7 +87,7 @@ export class DurableRunContext implements DurableContext {
     return this.rt.header.session_id;
   }
   get taskId(): string {
-    return this.rt.header.task_id;
+    return this.identity.taskId;
   }
   get scope() {
     return this.rt.scope;
@@ -164,25 +173,40 @@ export class DurableRunContext implements DurableContext {
     return { update_tasks: patch(task), ...(session === undefined ? {} : { session }) };
   }
 
+  /** The task that stands for the run while it is open. */
+  private taskBatch(): CommitBatch {
+    const { taskId, name, key } = this.identity;
+    const { header } = this.rt;
+    return {
+      create_tasks: [
+        {
+          id: taskId,
+          session_id: header.session_id,
+          type: name,
+          state: 'EXECUTING',
+          status_line: 'running',
+          data: { durable: true, run_id: header.run_id, key },
+        },
+      ],
+    };
+  }
+
   /** The run's first commit: its task (standing for the run while it is open) and its first checkpoint. */
   async start(): Promise<void> {
-    const { header } = this.rt;
-    await this.rt.commit(
-      'start',
-      {
-        create_tasks: [
-          {
-            id: header.task_id,
-            session_id: header.session_id,
-            type: header.name,
-            state: 'EXECUTING',
-            status_line: 'running',
-            data: { durable: true, run_id: header.run_id, key: header.key },
-          },
-        ],
-      },
-      header.task_id,
-    );
+    await this.rt.commit('start', this.taskBatch(), this.taskId);
+  }
+
+  /**
+   * For a run that writes its own first and last commits (a turn's tool loop): its task is written by the
+   * commit that begins its first action, so a run that calls no tool writes no task.
+   */
+  startWithFirstAction(): void {
+    this.unwritten = true;
+  }
+
+  /** Whether the run's task was written (always, but after `startWithFirstAction` and no action yet). */
+  get taskWritten(): boolean {
+    return !this.unwritten;
   }
 
   /** The run's last commit: its task DONE with the result, or FAILED with the error. */
@@ -238,7 +262,10 @@ export class DurableRunContext implements DurableContext {
         throw invalidRequest(`action ${name}: handlers.lookup must be a function when given`);
       const codec: Codec<R> = codecIn(handlers, `action ${name}`) ?? plain<R>();
       const ordinal = this.actions++;
-      return runAction({ rt: this.rt, policy: this.env.policy }, ordinal, name, params, handlers, codec);
+      const withTask = this.unwritten ? this.taskBatch() : null;
+      this.unwritten = false;
+      const env = { rt: this.rt, taskId: this.taskId, policy: this.env.policy, withBegin: withTask };
+      return runAction(env, ordinal, name, params, handlers, codec);
     });
   }
 

@@ -200,11 +200,11 @@ async function runDurable<R>(
     rt.finalLabels = ['done', 'failed', 'waiting'];
     rt.finalEvent = (_written, _extra, _checkpoint, label) =>
       finalEventOf(label, header.run_id, header.task_id);
-    const ctx = new DurableRunContext(rt, {
-      policy: { ...DEFAULT_RETRY, ...options.retry },
-      waitingTtlSeconds: options.waitingTtlSeconds,
-      input,
-    });
+    const ctx = new DurableRunContext(
+      rt,
+      { policy: { ...DEFAULT_RETRY, ...options.retry }, waitingTtlSeconds: options.waitingTtlSeconds, input },
+      { taskId: header.task_id, name: header.name, key: header.key },
+    );
     const base = () => ({
       run_id: header.run_id,
       task_id: header.task_id,

@@ -108,6 +108,29 @@ export interface ReplyRequest {
   readonly onDelta?: (text: string) => void;
 }
 
+/** A tool as a model that calls tools sees it. */
+export interface ToolSpec {
+  /** 1 to 64 letters, digits, `_` or `-`. */
+  readonly name: string;
+  readonly description: string;
+  /** The JSON Schema of its parameters. */
+  readonly parameters: JsonObject;
+}
+
+/** One request of a model that calls tools: the conversation so far (Chat Completions messages). */
+export interface ToolChatRequest {
+  readonly messages: readonly JsonObject[];
+  readonly tools: readonly ToolSpec[];
+  /** Called with each piece of the answer's text as it arrives (see ReplyRequest.onDelta). */
+  readonly onDelta?: (text: string) => void;
+}
+
+/** What the model answers: its text, and the tool calls it asks for (arguments as JSON text). */
+export interface ToolChatAnswer {
+  readonly content: string | null;
+  readonly tool_calls: { readonly id: string; readonly name: string; readonly arguments: string }[];
+}
+
 export interface Model {
   readonly name: string;
   /** True when the model wants the conversation (`context` in extract and reply requests). */
@@ -115,6 +138,11 @@ export interface Model {
   extract(request: ExtractRequest): Promise<Extraction>;
   route(request: RouteRequest): Promise<RouteDecision>;
   reply(request: ReplyRequest): Promise<string>;
+  /**
+   * Present on a model that calls tools: one answer to a conversation that offers tools. An agent with
+   * tools runs its turns as a tool loop on such a model (runtime/tool-program.ts).
+   */
+  chat?(request: ToolChatRequest): Promise<ToolChatAnswer>;
 }
 
 /** Models by name; looked up again when a run resumes. */

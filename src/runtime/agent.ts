@@ -9,6 +9,11 @@ export interface Agent {
   readonly taskTypes: readonly TaskType[];
   /** Said when the input starts nothing and belongs to no open task. */
   readonly greeting: Readonly<Record<Language, string>>;
+  /**
+   * Tools of the run's tool registry the agent may call itself: when its model calls tools (`Model.chat`),
+   * its turns are a tool loop over them (tool-program.ts) instead of its task types' slot filling.
+   */
+  readonly tools?: readonly string[];
 }
 
 export interface AgentRegistry {

@@ -5,9 +5,8 @@
  */
 
 import { isoAt } from '../core/clock.js';
-import { isAgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import type { JsonObject, JsonValue } from '../core/json.js';
+import type { JsonValue } from '../core/json.js';
 import type { Action, Session, Task, TaskState } from '../core/model.js';
 import { todayIn } from '../models/rules/dates.js';
 import type { Extraction, Language, Model, OpenTaskInfo, RouteDecision } from '../models/types.js';
@@ -16,6 +15,7 @@ import type { RetryPolicy } from './actions.js';
 import { type Agent, taskTypeOf } from './agent.js';
 import { conversationFor } from './conversation.js';
 import { executeTask, type FinalWrite } from './execute.js';
+import { commitFinal, sessionMove, turnMessages } from './final-commit.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { outcomeMemory } from './memory-link.js';
 import { modelCall } from './model-call.js';
@@ -27,6 +27,7 @@ import type { Reaction } from './state-machine.js';
 import { advanceTarget, expectingOf, type PendingTransition, type Write } from './target.js';
 import { taskTypeInfo } from './task-type.js';
 import type { ToolRegistry } from './tool.js';
+import { runToolProgram, usesTools } from './tool-program.js';
 
 export interface ProgramEnv {
   readonly agent: Agent;
@@ -82,6 +83,7 @@ function fromDecision(decision: RouteDecision, tasks: readonly OpenTaskInfo[], a
 
 export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<ProgramResult> {
   const { agent, model } = env;
+  if (usesTools(agent, model)) return runToolProgram(rt, env);
   const { input, session_id: sessionId } = rt.header;
   const snap = (await rt.read('load', async () =>
     json(
@@ -232,19 +234,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
   const status = waiting ? 'waiting_for_user' : 'active';
   const actionIds = [...new Set(actions.map((action) => action.id))];
   const output = { reply, language, task_ids: touched, action_ids: actionIds };
-  const key = rt.header.request_key;
-  const requestKey: JsonObject = typeof key === 'string' ? { request_key: key } : {};
-  const finalBatch = (version: number, current: { status: string; agent: string | null }): CommitBatch => ({
-    ...(current.status === status && current.agent !== null
-      ? {}
-      : {
-          // The session remembers the agent it was first run with.
-          session: {
-            id: sessionId,
-            expected_version: version,
-            patch: { status, agent: current.agent ?? agent.name },
-          },
-        }),
+  const finalBatch = (current: Session): CommitBatch => ({
+    ...sessionMove(current, status, agent.name),
     create_tasks: writes.flatMap((w) => (w.kind === 'create' ? [w.task] : [])),
     update_tasks: writes.flatMap((w) =>
       w.kind === 'update' ? [{ id: w.id, expected_version: w.expected_version, patch: w.patch }] : [],
@@ -253,30 +244,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     ...(remembered.size === 0 ? {} : { put_memory: [...remembered.values()] }),
     // What the answer lists (turn.ts `collect`), as the commit leaves it: no read of its own after it.
     list_open_tasks: { session_id: sessionId, limit: ANSWER_OPEN_TASKS },
-    messages: {
-      session_id: sessionId,
-      items: [
-        { role: 'user', content: input, metadata: { run_id: rt.runId, ...requestKey } },
-        {
-          role: 'assistant',
-          content: reply,
-          metadata: { run_id: rt.runId, task_ids: touched, ...requestKey },
-        },
-      ],
-    },
+    messages: turnMessages(rt, reply, touched),
   });
-  let committed: CommitResult;
-  try {
-    committed = (await rt.commit('turn', finalBatch(session.version, session), targetId, { output })).result;
-  } catch (error) {
-    // Someone changed the session while the run was away (a PATCH between a crash and its resume):
-    // read it again, once, instead of failing every resume for ever.
-    if (!isAgentStateError(error, 'version_conflict') || error.details?.kind !== 'session') throw error;
-    const fresh = (await rt.read('session.reload', async () =>
-      json(await rt.store.getSession(rt.scope, sessionId)),
-    )) as unknown as Session | null;
-    if (fresh === null) throw error;
-    committed = (await rt.commit('turn', finalBatch(fresh.version, fresh), targetId, { output })).result;
-  }
+  const committed = await commitFinal(rt, session, targetId, { output }, finalBatch);
   return { ...output, checkpoint_id: committed.checkpoint_id, final: committed };
 }

@@ -18,6 +18,7 @@ import type {
 } from '../types.js';
 import { chatCompletion, functionArguments, type OpenAIConfig } from './client.js';
 import { withConversation } from './conversation.js';
+import { toolChat } from './tool-chat.js';
 
 export type { OpenAIConfig } from './client.js';
 export { chatCompletion } from './client.js';
@@ -222,5 +223,6 @@ export function createOpenAIModel(options: OpenAIModelOptions): Model {
       onDelta?.(request.draft);
       return request.draft;
     },
+    chat: (request) => toolChat(options, request, { temperature }),
   };
 }
