@@ -1,5 +1,5 @@
 /**
- * `agentstate_model_call_duration_seconds`: every call of a model (extract, route, reply) timed, by model
+ * `agentstate_model_call_duration_seconds`: every call of a model (extract, route, reply, chat) timed, by model
  * name, call and outcome (`ok` or the AgentStateError code, `error` for anything else).
  */
 import { AgentStateError } from '../core/errors.js';
@@ -31,5 +31,6 @@ export function meteredModel(model: Model, metrics: AgentStateMetrics): Model {
     extract: timed('extract', (request) => model.extract(request)),
     route: timed('route', (request) => model.route(request)),
     reply: timed('reply', (request) => model.reply(request)),
+    ...(model.chat === undefined ? {} : { chat: timed('chat', model.chat.bind(model)) }),
   };
 }

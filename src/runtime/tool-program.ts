@@ -20,6 +20,7 @@ import {
   type ToolLoopResult,
 } from '../agents/tool-loop.js';
 import { isoAt } from '../core/clock.js';
+import { AgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JsonObject, JsonValue } from '../core/json.js';
 import type { Session, Task } from '../core/model.js';
@@ -30,6 +31,7 @@ import type { Agent } from './agent.js';
 import { conversationFor } from './conversation.js';
 import { commitFinal, sessionMove, turnMessages } from './final-commit.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
+import { modelCall } from './model-call.js';
 import { ANSWER_OPEN_TASKS, type ProgramEnv, type ProgramResult } from './program.js';
 import type { CommitBatch, RunContext } from './run-context.js';
 import { loadSnapshot, type Snapshot } from './snapshot.js';
@@ -79,7 +81,10 @@ export async function runToolProgram(rt: RunContext, env: ProgramEnv): Promise<P
     { taskId, name: TOOL_LOOP_TASK, key: null },
   );
   ctx.startWithFirstAction();
-  const caller: ToolCaller = { chat: (request) => (model.chat as NonNullable<Model['chat']>)(request) };
+  const chat = model.chat?.bind(model);
+  if (chat === undefined) throw new AgentStateError('internal', `model ${model.name} calls no tools`);
+  // Each answer in its GenAI span (`chat <model>`), as the slot-filling program's calls are.
+  const caller: ToolCaller = { chat: (request) => modelCall(model, 'chat', () => chat(request)) };
   const system = instructions(agent, nowMs, timezone, language);
   let result: ToolLoopResult | null = null;
   let blocked: { readonly actionId: string; readonly note: string } | null = null;

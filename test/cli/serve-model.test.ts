@@ -149,6 +149,40 @@ describe('agentstate serve --model openai', { timeout: 120_000 }, () => {
     expect(context.json.model).toBe('openai');
   });
 
+  it('runs the assistant as a tool-calling agent whose tool calls are recorded actions', async () => {
+    for (const [name, passenger] of [
+      ['openai', 'Alan Turing'],
+      ['streamed', 'Katherine Johnson'],
+    ] as const) {
+      const made = await call('POST', '/v1/sessions', { agent: 'assistant', model: name });
+      expect(made.status).toBe(201);
+      const id = made.json.id as string;
+      const ask = `Please book BJS to SHA on 2027-02-01, economy, for ${passenger}`;
+      const booking = { origin: 'BJS', destination: 'SHA', date: '2027-02-01', cabin_class: 'economy' };
+      model.toolPlans.set(ask, [
+        { name: 'airline_book', arguments: { ...booking, passenger_name: passenger } },
+      ]);
+      const before = model.seen.length;
+      const booked = await turn(id, ask);
+      expect(booked.status).toBe(200);
+      expect(booked.json.model).toBe(name);
+      const served = name === 'openai' ? 'fake-gpt' : 'fake-stream';
+      expect(booked.json.reply).toMatch(new RegExp(`^«${served}» done: \\{"booking_id":"\\S+"`));
+      expect(booked.json.actions).toHaveLength(1);
+      expect(booked.json.actions[0]).toMatchObject({ tool: 'airline.book', status: 'SUCCESS' });
+      expect(booked.json.actions[0].idempotency_key).toEqual(expect.any(String));
+      expect(booked.json.tasks[0]).toMatchObject({ type: 'tool_loop', state: 'DONE' });
+      // Two answers of the model, the tool call and then the text, both streamed (the text becomes the
+      // run's message.delta events), the tool call's arguments put together from its chunks.
+      const sent = model.seen.slice(before);
+      expect(sent).toHaveLength(2);
+      expect(sent.every((r) => r.stream && r.model === served)).toBe(true);
+      const stored = await call('GET', `/v1/actions/${booked.json.actions[0].id}`);
+      expect(stored.status).toBe(200);
+      expect(stored.json).toMatchObject({ tool: 'airline.book', status: 'SUCCESS', session_id: id });
+    }
+  });
+
   it('lets a session choose a configured model, streamed, and refuses one that is not', async () => {
     const refused = await call('POST', '/v1/sessions', { agent: 'flight_booking', model: 'gpt-9' });
     expect(refused.status).toBe(400);

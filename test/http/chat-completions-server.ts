@@ -5,7 +5,10 @@
  *
  * - a forced `extract` call answers the extraction scripted for the user's message (nothing found otherwise);
  * - a forced `route` call answers "no open task, no new type";
- * - any other call (the reply) answers the draft, marked with the request's model: `«model» draft`.
+ * - any other call (the reply) answers the draft, marked with the request's model: `«model» draft`;
+ * - a call that offers tools (`tool_choice: auto`) for a user message with a scripted tool plan asks for
+ *   the plan's calls one answer at a time (the next one once the previous call's result came back), then
+ *   answers `«model» done: <the last tool result>`; without a plan it answers `«model» no tool needed`.
  *
  * `failing` answers 500 with an error that quotes the request's Authorization header (as some endpoints
  * echo a bad key), to prove that no caller repeats it. `stop()` and `start()` take it down and back up on
@@ -28,7 +31,14 @@ interface ChatBody {
   model: string;
   stream?: boolean;
   messages: { role: string; content: string }[];
-  tool_choice?: { function: { name: string } };
+  tools?: unknown[];
+  tool_choice?: { function: { name: string } } | string;
+}
+
+/** One call of a tool plan: its arguments, or a function of the results the plan's calls had so far. */
+export interface PlannedCall {
+  readonly name: string;
+  readonly arguments: unknown | ((results: unknown[]) => unknown);
 }
 
 export interface ChatCompletionsServer {
@@ -36,6 +46,8 @@ export interface ChatCompletionsServer {
   readonly seen: SeenRequest[];
   /** The extraction answered for a user message (exactly as sent). */
   readonly extractions: Map<string, unknown>;
+  /** The tool calls asked for, in order, when a user message (exactly as sent) comes with tools. */
+  readonly toolPlans: Map<string, PlannedCall[]>;
   failing: boolean;
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -43,12 +55,30 @@ export interface ChatCompletionsServer {
 
 const NOTHING = { intent: null, answer: null, cancel: false, another: false, slots: {} };
 
-function toolMessage(name: string, args: unknown) {
+function toolMessage(name: string, args: unknown, id = 'call_1') {
   return {
     role: 'assistant',
     content: null,
-    tool_calls: [{ id: 'call_1', type: 'function', function: { name, arguments: JSON.stringify(args) } }],
+    tool_calls: [{ id, type: 'function', function: { name, arguments: JSON.stringify(args) } }],
   };
+}
+
+/** The answer to a call that offers tools: the plan's next call, or the text once the plan is done. */
+function planned(body: ChatBody, plans: Map<string, PlannedCall[]>) {
+  const lastUser = body.messages.map((m) => m.role).lastIndexOf('user');
+  const request = body.messages[lastUser]?.content ?? '';
+  const results = body.messages.slice(lastUser + 1).flatMap((m) => {
+    if (m.role !== 'tool') return [];
+    return [JSON.parse(m.content) as unknown];
+  });
+  const plan = plans.get(request);
+  if (plan === undefined) return { role: 'assistant', content: `«${body.model}» no tool needed` };
+  const next = plan[results.length];
+  if (next === undefined) {
+    return { role: 'assistant', content: `«${body.model}» done: ${JSON.stringify(results.at(-1) ?? null)}` };
+  }
+  const args = typeof next.arguments === 'function' ? next.arguments(results) : next.arguments;
+  return toolMessage(next.name, args, `call_${results.length}`);
 }
 
 /** The message as chunks of a stream: content and arguments cut in pieces of 7 characters. */
@@ -91,6 +121,7 @@ function chunks(message: ReturnType<typeof toolMessage> | { role: string; conten
 export async function startChatCompletionsServer(): Promise<ChatCompletionsServer> {
   const seen: SeenRequest[] = [];
   const extractions = new Map<string, unknown>();
+  const toolPlans = new Map<string, PlannedCall[]>();
   let port = 0;
   let server: Server | null = null;
 
@@ -103,7 +134,7 @@ export async function startChatCompletionsServer(): Promise<ChatCompletionsServe
     }
     const body = JSON.parse(raw) as ChatBody;
     const user = body.messages.at(-1)?.content ?? '';
-    const fn = body.tool_choice?.function.name ?? null;
+    const fn = typeof body.tool_choice === 'object' ? body.tool_choice.function.name : null;
     seen.push({
       auth: req.headers.authorization,
       model: body.model,
@@ -117,14 +148,16 @@ export async function startChatCompletionsServer(): Promise<ChatCompletionsServe
       return;
     }
     const message =
-      fn === 'extract'
-        ? toolMessage('extract', extractions.get(user) ?? NOTHING)
-        : fn === 'route'
-          ? toolMessage('route', { task_id: null, new_task_type: null, reason: 'scripted' })
-          : {
-              role: 'assistant',
-              content: `«${body.model}» ${/Draft reply: ([\s\S]*)$/.exec(user)?.[1] ?? ''}`,
-            };
+      fn === null && body.tool_choice === 'auto'
+        ? planned(body, toolPlans)
+        : fn === 'extract'
+          ? toolMessage('extract', extractions.get(user) ?? NOTHING)
+          : fn === 'route'
+            ? toolMessage('route', { task_id: null, new_task_type: null, reason: 'scripted' })
+            : {
+                role: 'assistant',
+                content: `«${body.model}» ${/Draft reply: ([\s\S]*)$/.exec(user)?.[1] ?? ''}`,
+              };
     if (body.stream === true) {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (const chunk of chunks(message)) res.write(`data: ${JSON.stringify(chunk)}\n\n`);
@@ -136,7 +169,7 @@ export async function startChatCompletionsServer(): Promise<ChatCompletionsServe
         id: 'chatcmpl-test',
         object: 'chat.completion',
         model: body.model,
-        choices: [{ index: 0, message, finish_reason: fn === null ? 'stop' : 'tool_calls' }],
+        choices: [{ index: 0, message, finish_reason: 'tool_calls' in message ? 'tool_calls' : 'stop' }],
       }),
     );
   };
@@ -145,6 +178,7 @@ export async function startChatCompletionsServer(): Promise<ChatCompletionsServe
     baseURL: '',
     seen,
     extractions,
+    toolPlans,
     failing: false,
     async start() {
       server = createServer((req, res) => void handle(req, res));
