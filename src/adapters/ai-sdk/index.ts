@@ -14,6 +14,9 @@
  * idempotency key that `idempotencyKeyOf(options)` gives the tool; on resume a PENDING call is recovered
  * through the tool's `lookup`, never run twice); a tool marked `readOnly` is a recorded step instead.
  * Calls are recorded in the order the SDK starts them, one at a time. `streamText` is not covered yet.
+ *
+ * Chats of `useChat` back ends (`createChatStore`: persisted per step, resumable from the run event log on
+ * any instance) are in chat-store.ts.
  */
 import { type LanguageModelMiddleware, type ToolExecutionOptions, type ToolSet, wrapLanguageModel } from 'ai';
 import { invalidRequest } from '../../core/errors.js';
@@ -21,6 +24,17 @@ import type { JsonValue } from '../../core/json.js';
 import type { Codec } from '../../durable/codec.js';
 import type { DurableContext, LookupAnswer } from '../../durable/types.js';
 import { modelAnswer, queueOf } from '../shared/durable-calls.js';
+
+export {
+  type ChatStore,
+  type ChatStoreOptions,
+  type ChatStreamOptions,
+  ChatTurn,
+  type ChatValidation,
+  closeCutOffParts,
+  createChatStore,
+  INTERRUPTED_TOOL_CALL,
+} from './chat-store.js';
 
 /** A provider's language model, as `wrapLanguageModel` takes it (the AI SDK's `LanguageModelV3`). */
 export type ProviderModel = Parameters<typeof wrapLanguageModel>[0]['model'];
