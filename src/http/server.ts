@@ -15,6 +15,7 @@ import {
 } from 'fastify-type-provider-zod';
 import { AgentStateError } from '../core/errors.js';
 import { type InspectorOptions, isInspectorPath, registerInspector } from '../inspector/index.js';
+import type { MetricsFormat } from '../observability/exposition.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
 import {
   assertStartable,
@@ -54,8 +55,11 @@ export interface ServerOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Prometheus metrics: serves `GET /metrics` (no token needed) and counts requests. Default: none. */
   readonly metrics?: AgentStateMetrics;
-  /** What `GET /metrics` answers. Default: the text of `metrics.registry` (a cluster worker passes its own). */
-  readonly collectMetrics?: () => Promise<string>;
+  /**
+   * What `GET /metrics` answers, in the format the scraper asked for (`prometheus` text or `openmetrics`).
+   * Default: `metrics.registry` rendered in that format (a cluster worker passes its own).
+   */
+  readonly collectMetrics?: (format: MetricsFormat) => Promise<string>;
   /** The time used to check token expiry. Default: the system clock. */
   readonly now?: () => number;
   /** The inspector page at `/` (SPEC 5). Default: served, describing the agents of `agents`; `false`: not served. */

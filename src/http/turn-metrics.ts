@@ -3,11 +3,13 @@
  * turn the HTTP API runs. The outcome is `ok` or the AgentStateError code the turn failed with (`error` for
  * anything else), so the label set stays small. The agent is the session's (`default` when it names none)
  * and the model the one its turns run with: a turn asked for by session id alone takes them from its
- * answer, or after a failure from the session read then (`unknown` when there is none to read).
+ * answer, or after a failure from the session read then (`unknown` when there is none to read). When the
+ * turn is traced, its duration carries an exemplar with the trace id (OpenMetrics answers of `/metrics`).
  */
 import { AgentStateError } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import type { AgentStateMetrics } from '../observability/metrics.js';
+import { traceExemplar } from '../observability/tracing.js';
 import type { SessionRef, TurnRunner } from '../server/turn-runner.js';
 import type { StateStore } from '../store/types.js';
 
@@ -41,7 +43,9 @@ export function meteredTurns(runner: TurnRunner, metrics: AgentStateMetrics, sto
     } finally {
       const labels = { agent: agent ?? 'unknown', model: model ?? 'unknown', outcome };
       metrics.turns.inc(labels);
-      metrics.turnDuration.observe(labels, (performance.now() - started) / 1000);
+      // The exemplar names the trace the turn ran in (when traced), for Grafana to link to it.
+      const value = (performance.now() - started) / 1000;
+      metrics.turnDuration.observe({ labels, value, exemplarLabels: traceExemplar() });
     }
   };
   return metered;

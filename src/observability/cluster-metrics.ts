@@ -13,7 +13,8 @@
 import type { Worker } from 'node:cluster';
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { AggregatorRegistry, Gauge, Registry } from 'prom-client';
+import { Gauge, Registry } from 'prom-client';
+import { type MetricJson, type MetricsFormat, renderSummed } from './exposition.js';
 
 /** Worker → primary: "send me the cluster's metrics". */
 const ASK = 'agentstate:metrics';
@@ -30,11 +31,13 @@ export const COLLECT_TIMEOUT_MS = 1_500;
 const ASK_TIMEOUT_MS = 5_000;
 
 /** One registry's metrics, as `Registry.getMetricsAsJSON` gives them (they cross IPC as plain JSON). */
-type MetricsJson = unknown;
+type MetricsJson = readonly MetricJson[];
 
 interface Ask {
   readonly type: typeof ASK;
   readonly id: string;
+  /** The format the scraper asked for (absent: the Prometheus text). */
+  readonly format?: MetricsFormat;
 }
 
 interface Answer {
@@ -66,7 +69,9 @@ function hasType<T extends { readonly type: string; readonly id: string }>(
 /**
  * In a worker: answers the primary's requests for this process's metrics with what `local` gives, and returns the function `/metrics` uses to answer the whole cluster's.
  */
-export function workerMetricsSource(local: () => Promise<readonly MetricsJson[]>): () => Promise<string> {
+export function workerMetricsSource(
+  local: () => Promise<readonly MetricsJson[]>,
+): (format: MetricsFormat) => Promise<string> {
   const waiting = new Map<string, { resolve: (text: string) => void; reject: (error: Error) => void }>();
   const send = (message: Collected | Ask) => process.send?.(message, undefined, {}, () => undefined);
   process.on('message', (message: unknown) => {
@@ -85,7 +90,7 @@ export function workerMetricsSource(local: () => Promise<readonly MetricsJson[]>
     if (message.text !== undefined) pending.resolve(message.text);
     else pending.reject(new Error(`metrics of the cluster: ${message.error ?? 'no answer'}`));
   });
-  return () =>
+  return (format) =>
     new Promise((resolve, reject) => {
       const id = randomUUID();
       const timer = setTimeout(() => {
@@ -102,7 +107,7 @@ export function workerMetricsSource(local: () => Promise<readonly MetricsJson[]>
           reject(error);
         },
       });
-      send({ type: ASK, id });
+      send({ type: ASK, id, format });
     });
 }
 
@@ -160,12 +165,12 @@ export function serveClusterMetrics(serving: () => readonly Worker[], configured
   cluster.on('exit', (worker: Worker) => {
     for (const request of [...collecting.values()]) if (request.worker === worker) request.finish(null);
   });
-  const gather = async (): Promise<string> => {
+  const gather = async (format: MetricsFormat): Promise<string> => {
     const answers = await Promise.all(serving().map((worker) => collectFrom(worker, collecting)));
     const got = answers.filter((metrics): metrics is readonly MetricsJson[] => metrics !== null);
     reporting.set(got.length);
-    const all = [await own.getMetricsAsJSON(), ...got.flat()];
-    return AggregatorRegistry.aggregate(all as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+    const all = [(await own.getMetricsAsJSON()) as MetricsJson, ...got.flat()];
+    return renderSummed(all, format);
   };
   // The asking worker may have died while the others answered: never send on a closed channel (its error
   // would be unhandled in the primary and take the whole cluster down).
@@ -175,7 +180,7 @@ export function serveClusterMetrics(serving: () => readonly Worker[], configured
   };
   cluster.on('message', (worker: Worker, message: unknown) => {
     if (!hasType<Ask>(message, ASK)) return;
-    gather().then(
+    gather(message.format === 'openmetrics' ? 'openmetrics' : 'prometheus').then(
       (text) => answer(worker, { type: ANSWER, id: message.id, text }),
       (error: unknown) =>
         answer(worker, {

@@ -2,7 +2,15 @@
  * The Prometheus metrics of SPEC 8, on a registry of their own (never the global one, so several servers in
  * one process, as in tests, do not collide). Names are what deploy/grafana/agentstate.json queries.
  */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type LabelValues,
+  type ObserveDataWithExemplar,
+  Registry,
+} from 'prom-client';
 
 export interface AgentStateMetrics {
   readonly registry: Registry;
@@ -10,6 +18,7 @@ export interface AgentStateMetrics {
   readonly sessionsCreated: Counter<'agent'>;
   readonly sessionsExpired: Counter;
   readonly turns: Counter<'agent' | 'model' | 'outcome'>;
+  /** Also takes `observe({ labels, value, exemplarLabels })`: exemplars carry the turn's `trace_id`. */
   readonly turnDuration: Histogram<'agent' | 'model' | 'outcome'>;
   readonly modelCallDuration: Histogram<'model' | 'call' | 'outcome'>;
   readonly checkpointWriteDuration: Histogram<'adapter'>;
@@ -30,6 +39,23 @@ export interface MetricsOptions {
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Registers a histogram made with `enableExemplars` on the Prometheus-format registry (prom-client refuses
+ * that at construction only). The Prometheus text leaves the exemplars out; the OpenMetrics answer of
+ * `/metrics` (observability/exposition.ts) carries them. Its `observe` also takes the usual `(labels, value)`
+ * and `(value)` forms (prom-client's exemplar `observe` takes only `{ labels, value, exemplarLabels }`).
+ */
+function withExemplars<L extends string>(registry: Registry, metric: Histogram<L>): Histogram<L> {
+  const observe = metric.observe.bind(metric) as (data: ObserveDataWithExemplar<L>) => void;
+  metric.observe = ((first: LabelValues<L> | ObserveDataWithExemplar<L> | number, value?: number) => {
+    if (typeof first === 'number') observe({ value: first });
+    else if (value !== undefined) observe({ labels: first as LabelValues<L>, value });
+    else observe(first as ObserveDataWithExemplar<L>);
+  }) as Histogram<L>['observe'];
+  registry.registerMetric(metric);
+  return metric;
+}
 
 export function createMetrics(options: MetricsOptions = {}): AgentStateMetrics {
   const registry = new Registry();
@@ -61,13 +87,17 @@ export function createMetrics(options: MetricsOptions = {}): AgentStateMetrics {
       labelNames: ['agent', 'model', 'outcome'],
       registers,
     }),
-    turnDuration: new Histogram({
-      name: 'agentstate_turn_duration_seconds',
-      help: 'Latency of one agent turn',
-      labelNames: ['agent', 'model', 'outcome'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    }),
+    turnDuration: withExemplars(
+      registry,
+      new Histogram({
+        name: 'agentstate_turn_duration_seconds',
+        help: 'Latency of one agent turn',
+        labelNames: ['agent', 'model', 'outcome'],
+        buckets: LATENCY_BUCKETS,
+        enableExemplars: true,
+        registers: [],
+      }),
+    ),
     modelCallDuration: new Histogram({
       name: 'agentstate_model_call_duration_seconds',
       help: 'Latency of one model call (extract, route, reply), by model, call and outcome',

@@ -134,6 +134,19 @@ export function activeTraceIds(): { trace_id: string; span_id: string } | null {
   return trace.isSpanContextValid(ctx) ? { trace_id: ctx.traceId, span_id: ctx.spanId } : null;
 }
 
+const NO_EXEMPLAR: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The exemplar labels of a measurement made now: `{ trace_id }` of the active span when it records (an SDK
+ * is set up and the trace is sampled in), else none, at the cost of one context lookup.
+ */
+export function traceExemplar(): Readonly<Record<string, string>> {
+  const span = trace.getActiveSpan();
+  if (span === undefined || !span.isRecording()) return NO_EXEMPLAR;
+  const ctx = span.spanContext();
+  return trace.isSpanContextValid(ctx) ? { trace_id: ctx.traceId } : NO_EXEMPLAR;
+}
+
 /** The GenAI attributes of a model call (https://opentelemetry.io/docs/specs/semconv/gen-ai/). */
 export function modelCallAttributes(system: string, model: string, call: string): Attributes {
   return {

@@ -36,13 +36,14 @@ function call(
   method: string,
   path: string,
   body?: unknown,
+  headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
     const req = request(`${url}${path}`, {
       method,
       agent: false,
-      headers: text === undefined ? {} : { 'content-type': 'application/json' },
+      headers: { ...headers, ...(text === undefined ? {} : { 'content-type': 'application/json' }) },
     });
     req.on('response', (res) => {
       let out = '';
@@ -109,6 +110,11 @@ describe('agentstate serve --workers', { timeout: 120_000 }, () => {
     expect(metrics.status).toBe(200);
     expect(metrics.text).toMatch(/^agentstate_sessions_created_total\{agent="flight_booking"\} 6$/m);
     expect(metrics.text).toMatch(/^agentstate_cluster_workers_reporting 2$/m);
+    // A scraper asking for OpenMetrics gets the same sums in that format (the primary renders it).
+    const open = await call(url, 'GET', '/metrics', undefined, { accept: 'application/openmetrics-text' });
+    expect(open.text).toMatch(/^# TYPE agentstate_sessions_created counter$/m);
+    expect(open.text).toMatch(/^agentstate_sessions_created_total\{agent="flight_booking"\} 6$/m);
+    expect(open.text.endsWith('# EOF\n')).toBe(true);
 
     process.kill(workers[0] as number, 'SIGKILL');
     await until(

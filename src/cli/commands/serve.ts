@@ -6,6 +6,7 @@
 import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import type { Registry } from 'prom-client';
+import type { MetricJson, MetricsFormat } from '../../observability/exposition.js';
 import {
   assertStartable,
   DEFAULT_HOST,
@@ -28,10 +29,14 @@ import {
 } from './serve-cluster.js';
 
 /** The main thread's metrics with every turn thread's added (their store calls, checkpoint writes). */
-async function withThreadMetrics(registry: Registry, pool: TurnThreads): Promise<string> {
-  const { AggregatorRegistry } = await import('prom-client');
+async function withThreadMetrics(
+  registry: Registry,
+  pool: TurnThreads,
+  format: MetricsFormat,
+): Promise<string> {
+  const { renderSummed } = await import('../../observability/exposition.js');
   const all = [await registry.getMetricsAsJSON(), ...(await pool.metricsJson())];
-  return AggregatorRegistry.aggregate(all as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+  return renderSummed(all as MetricJson[][], format);
 }
 
 interface ServeOptions {
@@ -279,7 +284,10 @@ export function registerServeCommands(program: Command): void {
           ...(collectMetrics
             ? { collectMetrics }
             : pool
-              ? { collectMetrics: () => withThreadMetrics(metrics.registry, pool) }
+              ? {
+                  collectMetrics: (format: MetricsFormat) =>
+                    withThreadMetrics(metrics.registry, pool, format),
+                }
               : {}),
         });
         // A storage reclaim that fails after a sweep (PostgreSQL VACUUM / REINDEX) never fails the sweep: log it.
