@@ -8,7 +8,7 @@ import { createMemoryStore } from '../../src/store/memory/index.js';
 
 interface Panel {
   title: string;
-  targets: { expr: string }[];
+  targets: { expr: string; exemplar?: boolean }[];
 }
 
 const dashboard = JSON.parse(readFileSync('deploy/grafana/agentstate.json', 'utf8')) as { panels: Panel[] };
@@ -70,5 +70,25 @@ describe('Grafana dashboard', () => {
     ]) {
       expect(titles).toContain(needed);
     }
+  });
+
+  it('shows the turn latency exemplars and links them to their traces in Tempo', () => {
+    const panel = dashboard.panels.find((p) => p.title.toLowerCase().includes('turn latency')) as Panel;
+    expect(panel.targets.length).toBeGreaterThan(0);
+    for (const target of panel.targets) {
+      expect(target.exemplar, target.expr).toBe(true);
+      expect(target.expr).toContain('agentstate_turn_duration_seconds_bucket');
+    }
+    // The example provisioning: Prometheus links the exemplar label the server writes to the Tempo data source.
+    const provisioning = readFileSync('deploy/grafana/provisioning/datasources/agentstate.yml', 'utf8');
+    const link =
+      /exemplarTraceIdDestinations:\n(?:\s*#.*\n)*\s*- name: (\S+)\n\s*datasourceUid: (\S+)\n/.exec(
+        provisioning,
+      );
+    // The label of the exemplars `/metrics` answers (test/observability/exemplars.test.ts).
+    expect(link?.[1]).toBe('trace_id');
+    const tempo = new RegExp(`- name: \\S+\\n\\s*type: tempo\\n\\s*uid: ${link?.[2]}\\n`);
+    expect(provisioning).toMatch(tempo);
+    expect(provisioning).toMatch(/^apiVersion: 1$/m);
   });
 });
