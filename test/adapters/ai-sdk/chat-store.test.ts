@@ -141,6 +141,50 @@ describe.each(STORES)('chat store over %s', (name) => {
     ]);
   });
 
+  it('continues the last answer with a client-side tool result, stored as one message', async () => {
+    const chatId = await chats.createChat();
+    const clientTools: ToolSet = {
+      get_weather: tool({
+        description: 'The weather in a city, asked of the user.',
+        inputSchema: jsonSchema<{ city: string }>({
+          type: 'object',
+          properties: { city: { type: 'string' } },
+        }),
+      }),
+    };
+    const first = await turnOf(chats, chatId, 'weather in Lima', clientTools);
+    const asked = first.message as UIMessage;
+    expect(asked.parts.find((p) => p.type === 'tool-get_weather')).toMatchObject({
+      state: 'input-available',
+    });
+    // The client answers the call (addToolOutput) and sends the message back.
+    const answered: UIMessage = {
+      ...asked,
+      parts: asked.parts.map((p) =>
+        p.type === 'tool-get_weather' ? { ...p, state: 'output-available', output: { sky: 'grey' } } : p,
+      ) as UIMessage['parts'],
+    };
+    const turn = await chats.startTurn(chatId, answered, { tools: clientTools });
+    expect(turn.messages.map((m) => m.id)).toEqual((await chats.loadChat(chatId)).map((m) => m.id));
+    const result = streamText({
+      model: languageModel(),
+      messages: await convertToModelMessages(turn.messages),
+      tools: clientTools,
+      maxRetries: 0,
+    });
+    const message = await clientMessage(turn.stream(result.toUIMessageStream()));
+    await turn.done;
+    const loaded = await chats.loadChat(chatId, { tools: clientTools });
+    expect(loaded.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(loaded[1]?.id).toBe(asked.id);
+    expect(loaded[1]?.parts.find((p) => p.type === 'tool-get_weather')).toMatchObject({
+      state: 'output-available',
+      output: { sky: 'grey' },
+    });
+    expect(textOf(loaded[1])).toBe('The tool said {"sky":"grey"}.');
+    expect(message?.id).toBe(asked.id);
+  });
+
   it('closes a tool call cut off before its result, so the next model call accepts the chat', async () => {
     const chatId = await chats.createChat();
     const abort = new AbortController();
