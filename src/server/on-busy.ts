@@ -2,8 +2,9 @@
  * What a turn does when its session is busy with another run (the session's lease is held): the
  * session's `on_busy` policy (its context's `on_busy`), or the request's own.
  * - `reject` (the default): 409 `conflict` at once, as before.
- * - `enqueue`: the turn waits for the run in progress and then runs; turns of one session queued in this
- *   process run in the order they came (across instances, in the order they get the lease).
+ * - `enqueue`: the input is stored in the session's queue (turn-queue.ts) and runs after the run in
+ *   progress, queued inputs in the order they came, whichever instance took them; the queue survives a
+ *   crash of the instance that took the input (queued-turns.ts).
  * - `interrupt`: the run in progress is asked to stop at its next safe point (it ends `run.cancelled`),
  *   then this turn runs.
  * A session that is not busy costs nothing here: the policy is read only when the lease was refused.
@@ -47,7 +48,7 @@ export async function interruptRun(store: StateStore, scope: Scope, sessionId: s
   if (head.next_run !== undefined) await requestCancel(store, scope, sessionId, head.next_run.id);
 }
 
-/** Turns queued per session in this process, run one after another in the order they came. */
+/** Work of one session in this process (its queue's runs), one after another in the order it came. */
 export class SessionQueues {
   private readonly tails = new Map<string, Promise<unknown>>();
 

@@ -16,6 +16,7 @@ import {
   type TurnOutput,
 } from '../runtime/index.js';
 import { loadSnapshot } from '../runtime/snapshot.js';
+import { finalAnswer } from '../runtime/turn-answers.js';
 import { TurnScheduler } from '../runtime/turn-scheduler.js';
 import type { Page, Scope, StateStore } from '../store/types.js';
 import { checkModelName, type ModelsSpec, modelForSession } from './models.js';
@@ -27,6 +28,8 @@ import {
   SessionQueues,
   sessionOnBusy,
 } from './on-busy.js';
+import { answerQueued, drainQueue, type QueueTurns } from './queued-turns.js';
+import { enqueueInput } from './turn-queue.js';
 import type { SessionRef, TurnResponse, TurnRunner } from './turn-runner.js';
 
 /** Everything of RuntimeOptions that does not change per request. */
@@ -69,6 +72,29 @@ export function createRuntimeTurnRunner(
     available: { [fallback]: { kind: 'rules' } },
   };
   const modelFor = (session: SessionFields) => modelForSession(spec, session);
+  /** The turns the session's queue runs (turn-queue.ts), with the session's model. */
+  const queueTurns = (scope: Scope, session: SessionRef, model: string): QueueTurns => ({
+    run: async (input, { requestKey, waitMs, onRun }) => ({
+      ...(await scheduled(
+        (options) =>
+          runTurn({
+            ...options,
+            input,
+            model,
+            requestKey,
+            ...(onRun === undefined ? {} : { onRun }),
+            lease: { ...setup.lease, waitMs },
+          }),
+        scope,
+        session,
+      )),
+      model,
+    }),
+    answerOf: async (runId) => {
+      const output = await finalAnswer({ ...setup, store, scope, sessionId: session.id }, runId);
+      return output === null ? null : { ...output, model };
+    },
+  });
   /** Only a choice among several models needs the session read before its turn. */
   const oneModel = Object.keys(spec.available).length === 1 && Object.keys(spec.agents).length === 0;
   const modelOfTurn = async (scope: Scope, session: SessionRef): Promise<string> => {
@@ -99,16 +125,33 @@ export function createRuntimeTurnRunner(
           ),
           model,
         );
+      let answered: TurnResponse;
       try {
-        return await attempt(setup.lease?.waitMs ?? 0);
+        answered = await attempt(setup.lease?.waitMs ?? 0);
       } catch (error) {
         if (!isBusy(error)) throw error;
         const policy = call.onBusy ?? sessionOnBusy(await store.getSession(scope, session.id));
         if (policy === 'reject') throw error;
-        if (policy === 'enqueue') return queues.run(session.id, () => attempt(ENQUEUE_WAIT_MS));
+        if (policy === 'enqueue') {
+          const item = await enqueueInput(store, scope, session.id, input, call.requestKey);
+          const turns = queueTurns(scope, session, model);
+          const waiting = {
+            waitMs: ENQUEUE_WAIT_MS,
+            ...(call.onRun === undefined ? {} : { onRun: call.onRun }),
+          };
+          const output = await queues.run(session.id, () => answerQueued(store, scope, item, turns, waiting));
+          return response(output, model);
+        }
         await interruptRun(store, scope, session.id);
         return attempt(INTERRUPT_WAIT_MS);
       }
+      // Input queued while this turn ran, whose caller is gone (a crash), runs now, in order.
+      if (answered.session?.context.on_busy === 'enqueue') {
+        void queues
+          .run(session.id, () => drainQueue(store, scope, session.id, queueTurns(scope, session, model)))
+          .catch(() => undefined);
+      }
+      return answered;
     },
     async resume(scope, session) {
       const model = await modelOfTurn(scope, session);
