@@ -228,7 +228,10 @@ export function createChatStore(options: ChatStoreOptions): ChatStore {
     scope,
     leaseMs: positive(options.leaseMs, 'leaseMs', 10_000),
     pollMs: positive(options.pollMs, 'pollMs', 100),
-    batching: options.batching ?? {},
+    batching: {
+      flushMs: positive(options.batching?.flushMs, 'batching.flushMs', 50),
+      flushChars: positive(options.batching?.flushChars, 'batching.flushChars', 100),
+    },
   };
   return new StoreOfChats(env, {
     agent: options.agent ?? null,
