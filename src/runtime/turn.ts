@@ -1,5 +1,5 @@
 import { type Clock, systemClock } from '../core/clock.js';
-import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
+import { invalidRequest } from '../core/errors.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { isValidTimezone } from '../models/rules/dates.js';
@@ -19,7 +19,7 @@ import {
 } from './compaction.js';
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
-import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
+import type { HeldLease } from './lease.js';
 import { type ProgramResult, runProgram } from './program.js';
 import { RunContext, type RunHeader } from './run-context.js';
 import { endCancelled, failed } from './run-endings.js';
@@ -28,6 +28,7 @@ import { markLocalRun } from './run-notify.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 import { type AnswerReads, collect, finalAnswer, lastRunAnswer, readForAnswer } from './turn-answers.js';
+import { headerOf, journalOf, underLeaseAgain, withLease } from './turn-lease.js';
 
 export { runIdFor } from './runs.js';
 
@@ -252,57 +253,6 @@ async function executeRun(
     (await finalAnswer(options, header.run_id)) ??
     collect(options, header.run_id, output, resumed, output.final)
   );
-}
-
-function headerOf(checkpoint: Checkpoint): RunHeader {
-  const run = checkpoint.channels.run as unknown as RunHeader | undefined;
-  if (run === undefined || typeof run.input !== 'string') {
-    throw new AgentStateError('internal', `checkpoint ${checkpoint.id} has no run header`);
-  }
-  return run;
-}
-
-function journalOf(checkpoint: Checkpoint): JournalEntry[] {
-  const journal = checkpoint.channels.journal;
-  return Array.isArray(journal) ? (journal as unknown as JournalEntry[]) : [];
-}
-
-/** Runs `work` under the session's lease taken again by `owner`, or skips it when another holds the lease. */
-async function underLeaseAgain(options: RuntimeOptions, owner: string, work: () => Promise<unknown>) {
-  let lease: HeldLease;
-  try {
-    lease = await acquireSessionLease(
-      options.store,
-      options.scope,
-      options.sessionId,
-      owner,
-      options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
-    );
-  } catch (error) {
-    if (!isAgentStateError(error, 'conflict')) options.context?.onCompactionError?.(error);
-    return;
-  }
-  try {
-    await work();
-  } finally {
-    await lease.release();
-  }
-}
-
-async function withLease<T>(options: RuntimeOptions, work: (lease: HeldLease) => Promise<T>): Promise<T> {
-  const lease = await acquireSessionLease(
-    options.store,
-    options.scope,
-    options.sessionId,
-    options.lease?.owner ?? defaultLeaseOwner(),
-    options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
-    options.lease?.waitMs ?? 0,
-  );
-  try {
-    return await work(lease);
-  } finally {
-    await lease.release();
-  }
 }
 
 /**

@@ -30,7 +30,11 @@ async function open() {
   // Every connection of the pool opened, so racing writes start together.
   const held = await Promise.all([1, 2, 3, 4].map(() => pool.connect()));
   for (const client of held) client.release();
-  return { store, counter, close: async () => (await store.close(), await pool.end()) };
+  const close = async () => {
+    await store.close();
+    await pool.end();
+  };
+  return { store, counter, close };
 }
 
 describe('kept statements', () => {
