@@ -11,6 +11,7 @@ import { isFinalRunEvent, type RunEvent } from '../../core/model.js';
 import { announceRunEvents, runEventsOrTimeout } from '../../runtime/run-notify.js';
 import type { NewRunEvent, ReadScope, Scope, StateStore } from '../../store/types.js';
 import { plainJson } from './chat-records.js';
+import { RepeatSkipper } from './chat-repeat.js';
 
 export const CHUNKS_KEY = 'ui_chunks';
 
@@ -150,29 +151,62 @@ export interface FollowChunksOptions {
   readonly pollMs: number;
   /** How long the run may be silent before `onQuiet` is asked (ms). */
   readonly quietMs: number;
-  /** Called after `quietMs` without events (for example: is the writer still alive?). */
-  readonly onQuiet: () => Promise<void>;
+  /** Called with the run followed after `quietMs` without events (for example: is the writer still alive?). */
+  readonly onQuiet: (runId: string) => Promise<void>;
 }
 
-/** The run's chunks from its first, then each new one as it is stored, until the run's final event. */
+/** The run that goes on with a stream ended by `event` (a resumed durable turn), if any. */
+function continuationOf(event: RunEvent): string | null {
+  const next = (event.data as JsonObject).continued_by;
+  return typeof next === 'string' ? next : null;
+}
+
+/**
+ * The run's chunks from its first, then each new one as it is stored, until the run's final event. A run
+ * that another continues (`continued_by` in its final event) is followed into that one, without what the
+ * continuation repeats (RepeatSkipper).
+ */
 export async function* followChunks(options: FollowChunksOptions): AsyncGenerator<UIMessageChunk> {
-  const { store, scope, sessionId, runId, signal } = options;
+  const { store, scope, sessionId, signal } = options;
+  let runId = options.runId;
   let after: string | null = null;
   let quietSince = Date.now();
-  while (!signal.aborted) {
+  const sent: UIMessageChunk[] = [];
+  let skipper: RepeatSkipper | null = null;
+  follow: while (!signal.aborted) {
     const news = runEventsOrTimeout(sessionId, runId, options.pollMs, signal);
     const events: RunEvent[] = await store.listRunEvents(scope, sessionId, runId, { after, limit: 500 });
     for (const event of events) {
-      yield* chunksOf(event);
+      for (const chunk of chunksOf(event)) {
+        const rest = skipper === null ? chunk : skipper.take(chunk);
+        if (rest === 'diverged') {
+          yield {
+            type: 'abort',
+            reason: 'the answer was resumed after a crash and differs from what was sent',
+          };
+          return;
+        }
+        if (rest === null) continue;
+        sent.push(rest);
+        yield rest;
+      }
       after = event.id;
-      if (isFinalRunEvent(event.type)) return;
+      if (isFinalRunEvent(event.type)) {
+        const next = continuationOf(event);
+        if (next === null) return;
+        runId = next;
+        after = null;
+        skipper = new RepeatSkipper(sent);
+        quietSince = Date.now();
+        continue follow;
+      }
     }
     if (events.length > 0) {
       quietSince = Date.now();
       continue;
     }
     if (Date.now() - quietSince >= options.quietMs) {
-      await options.onQuiet();
+      await options.onQuiet(runId);
       quietSince = Date.now();
       continue;
     }

@@ -151,6 +151,18 @@ export function closeCutOffParts(parts: readonly UIPart[], reason = INTERRUPTED_
   return out;
 }
 
+/**
+ * Where `parts` first differ from `stored` (the parts a message's records hold): the SDK changes a part in
+ * place (a tool call approved, then its result), so a save rewrites the message from that part on.
+ */
+export function firstChange(stored: readonly UIPart[], parts: readonly UIPart[]): number {
+  const same = Math.min(stored.length, parts.length);
+  for (let i = 0; i < same; i++) {
+    if (JSON.stringify(stored[i]) !== JSON.stringify(plainJson(parts[i]))) return i;
+  }
+  return same;
+}
+
 /** True when the parts say something (more than step boundaries). */
 export function hasContent(parts: readonly UIPart[]): boolean {
   return parts.some((part) => part.type !== 'step-start');

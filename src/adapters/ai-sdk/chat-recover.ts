@@ -7,8 +7,9 @@
  */
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { isFinalRunEvent } from '../../core/model.js';
+import { saveWithApprovals } from './chat-approvals.js';
 import { allRunEvents, chunkEvent, chunksOf } from './chat-log.js';
-import { closeCutOffParts, foldRecords, hasContent, toRecord } from './chat-records.js';
+import { closeCutOffParts, firstChange, foldRecords, hasContent, toRecord } from './chat-records.js';
 import { type ChatEnv, leaseName, setActiveStream } from './chat-session.js';
 
 /** The chat's messages as stored now (every record, folded). */
@@ -54,10 +55,10 @@ export async function recoverHeld(env: ChatEnv, chatId: string, runId: string): 
     const message = await rebuild(events.flatMap(chunksOf), isMessage(base) ? base : undefined);
     if (message !== null) {
       const saved = (await storedMessages(env, chatId)).find((m) => m.id === message.id);
-      const from = saved?.parts.length ?? 0;
+      const from = firstChange(saved?.parts ?? [], message.parts);
       const tail = closeCutOffParts(message.parts.slice(from));
       if (hasContent(tail))
-        await env.store.appendMessages(env.scope, chatId, [toRecord(message, from, tail)]);
+        await saveWithApprovals(env, chatId, message.id, toRecord(message, from, tail), tail);
     }
     await env.store.appendRunEvents(env.scope, {
       session_id: chatId,

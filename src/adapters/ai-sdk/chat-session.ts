@@ -3,10 +3,12 @@
  * comes back re-attaches to), in `context.ai_sdk_chat.active_stream_id`, and the lease that says a
  * process is still writing that stream (renewed while it runs, so a crashed writer's lease runs out).
  */
+import type { UIMessage, UIMessageChunk } from 'ai';
 import { AgentStateError, invalidRequest, isAgentStateError } from '../../core/errors.js';
 import { isId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
 import type { Session } from '../../core/model.js';
+import type { DurableContext } from '../../durable/types.js';
 import type { Scope, StateStore } from '../../store/types.js';
 import type { ChunkBatching } from './chat-log.js';
 
@@ -19,7 +21,30 @@ export interface ChatEnv {
   readonly leaseMs: number;
   readonly pollMs: number;
   readonly batching: ChunkBatching;
+  /** The sliding TTL of the chat's session while it is active (seconds); the policy's default when absent. */
+  readonly ttlSeconds?: number;
+  /** The session's TTL while it waits for an approval (seconds); the policy's default when absent. */
+  readonly waitingTtlSeconds?: number;
+  /** How a turn answers as a durable run (`ChatTurn.answer`), and how a crashed one is resumed. */
+  readonly answer?: ChatAnswer;
 }
+
+export interface ChatAnswerInput {
+  /** The turn's durable run: give it to `durableModel` and `durableTools`. */
+  readonly ctx: DurableContext;
+  readonly chatId: string;
+  /** The chat's messages, ending with the message the turn answers (for `convertToModelMessages`). */
+  readonly messages: UIMessage[];
+}
+
+/**
+ * A turn's answer: `streamText` with `durableModel(ctx, ...)` and `durableTools(ctx, ...)`, as its UI
+ * message stream (`result.toUIMessageStream()`). Called again, in a resumed run, for a turn whose process
+ * died: recorded model answers are replayed and no recorded tool call is made twice.
+ */
+export type ChatAnswer = (
+  input: ChatAnswerInput,
+) => ReadableStream<UIMessageChunk> | PromiseLike<ReadableStream<UIMessageChunk>>;
 
 export function leaseName(chatId: string): string {
   return `ai-sdk-chat:${chatId}`;

@@ -28,11 +28,23 @@ import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonValue } from '../../core/json.js';
 import type { Scope, StateStore } from '../../store/types.js';
+import {
+  type ApprovalDecision,
+  applyDecisions,
+  approvalConflict,
+  type ChatApproval,
+  checkDecision,
+  listApprovals,
+  recordDecision,
+  settleChatStatus,
+} from './chat-approvals.js';
+import { resumeDurableTurn } from './chat-durable.js';
 import { type ChunkBatching, chunkStream } from './chat-log.js';
 import { plainJson, toRecord } from './chat-records.js';
 import { recoverHeld, recoverIfDead, storedMessages } from './chat-recover.js';
 import {
   activeStreamOf,
+  type ChatAnswer,
   type ChatEnv,
   LeaseKeeper,
   leaseName,
@@ -41,7 +53,16 @@ import {
 } from './chat-session.js';
 import { ChatTurn } from './chat-turn.js';
 
+export { CHAT_RUN_NAME } from './chat-answer.js';
+export {
+  APPROVAL_ACTION_TYPE,
+  APPROVED_NOT_RUN,
+  type ApprovalDecision,
+  type ChatApproval,
+  UNANSWERED_APPROVAL,
+} from './chat-approvals.js';
 export { closeCutOffParts, INTERRUPTED_TOOL_CALL } from './chat-records.js';
+export type { ChatAnswer, ChatAnswerInput } from './chat-session.js';
 export { type ChatStreamOptions, ChatTurn } from './chat-turn.js';
 
 export interface ChatStoreOptions {
@@ -61,6 +82,20 @@ export interface ChatStoreOptions {
   readonly pollMs?: number;
   /** Batching of a stream's chunks into run events (default: 50 ms or 100 characters). */
   readonly batching?: ChunkBatching;
+  /** The session's TTL while it waits for a person's approval (seconds). Default 86 400. */
+  readonly waitingTtlSeconds?: number;
+  /**
+   * A turn's answer as a durable run (`turn.answer()`): `streamText` with `durableModel(ctx, ...)` and
+   * `durableTools(ctx, ...)`, as its UI message stream. With it, a turn whose process died is resumed
+   * (by `resumeStream` or the next `startTurn`) instead of being cut off.
+   */
+  readonly answer?: ChatAnswer;
+}
+
+/** A person's decision on an approval, for `resolveApproval`. */
+export interface ApprovalAnswer extends ApprovalDecision {
+  /** The `approval.id` of the tool part (`approval-requested`). */
+  readonly approvalId: string;
 }
 
 /** What loadChat and startTurn validate messages with (the SDK's `validateUIMessages`). */
@@ -88,6 +123,24 @@ export interface ChatStore {
   resumeStream(chatId: string): Promise<ReadableStream<UIMessageChunk> | null>;
   /** The run id of the chat's active stream, or null. */
   activeStream(chatId: string): Promise<string | null>;
+  /**
+   * The tool calls of the chat's last answer that need a person's approval and have not been carried out:
+   * each with its action (PENDING while it waits) and the decision recorded so far (null: none yet).
+   */
+  pendingApprovals(chatId: string): Promise<ChatApproval[]>;
+  /**
+   * Records a person's decision on an approval of the chat (the same as resolving its action over HTTP
+   * or in the inspector). A decision already recorded stays: the same one again is fine, another is a
+   * `conflict`. The chat carries it out when it continues (`continueTurn`, or the client's next request).
+   */
+  resolveApproval(chatId: string, answer: ApprovalAnswer): Promise<ChatApproval>;
+  /**
+   * Continues the chat's last answer once every approval it waits on is decided (by `resolveApproval`,
+   * `PATCH /v1/actions/{id}` or the inspector): a turn as `startTurn` gives, whose messages carry the
+   * approval responses, so the SDK runs the approved calls and tells the model of the denied ones.
+   * `conflict` while one still waits; `invalid_request` when the last answer waits on none.
+   */
+  continueTurn(chatId: string, validation?: ChatValidation): Promise<ChatTurn>;
 }
 
 function positive(value: number | undefined, name: string, fallback: number): number {
@@ -123,7 +176,54 @@ class StoreOfChats implements ChatStore {
 
   async loadChat(chatId: string, validation: ChatValidation = {}): Promise<UIMessage[]> {
     await requireChat(this.env, chatId);
-    return validated(await storedMessages(this.env, chatId), validation);
+    const messages = await storedMessages(this.env, chatId);
+    const last = messages.at(-1);
+    if (last !== undefined) {
+      // Decisions made outside the chat (the inspector, the API) show on the tool calls they answer.
+      const shown = await applyDecisions(this.env, chatId, last, 'read');
+      messages[messages.length - 1] = shown.message;
+    }
+    return validated(messages, validation);
+  }
+
+  async pendingApprovals(chatId: string): Promise<ChatApproval[]> {
+    await requireChat(this.env, chatId);
+    return listApprovals(this.env, chatId, (await storedMessages(this.env, chatId)).at(-1));
+  }
+
+  async resolveApproval(chatId: string, answer: ApprovalAnswer): Promise<ChatApproval> {
+    const { approvalId, ...decision } = checkDecision(answer);
+    const approvals = await this.pendingApprovals(chatId);
+    const approval = approvals.find((a) => a.approvalId === approvalId);
+    if (approval === undefined)
+      throw new AgentStateError(
+        'not_found',
+        `chat ${chatId}: no approval ${approvalId} waits in the chat's last answer`,
+        { details: { chat_id: chatId, approval_id: approvalId } },
+      );
+    const action = await this.env.store.getAction(this.env.scope, approval.actionId);
+    if (action === null) throw new AgentStateError('not_found', `action ${approval.actionId} is gone`);
+    const recorded = await recordDecision(this.env, action, decision, `by user ${this.env.scope.user_id}`);
+    if (recorded.approved !== decision.approved)
+      throw approvalConflict(chatId, { ...approval, decision: recorded }, decision.approved);
+    return { ...approval, decision: recorded };
+  }
+
+  async continueTurn(chatId: string, validation: ChatValidation = {}): Promise<ChatTurn> {
+    await requireChat(this.env, chatId);
+    const last = (await storedMessages(this.env, chatId)).at(-1);
+    const approvals = await listApprovals(this.env, chatId, last);
+    if (last === undefined || approvals.length === 0)
+      throw invalidRequest(`chat ${chatId}: its last answer waits on no approval; send a message instead`);
+    const waiting = approvals.filter((a) => a.decision === null);
+    if (waiting.length > 0)
+      throw new AgentStateError(
+        'conflict',
+        `chat ${chatId}: ${waiting.map((a) => `${a.toolName} (${a.approvalId})`).join(', ')} still waits for approval`,
+        { details: { chat_id: chatId, action_ids: waiting.map((a) => a.actionId) } },
+      );
+    const { message } = await applyDecisions(this.env, chatId, last, 'read');
+    return this.startTurn(chatId, message, validation);
   }
 
   async activeStream(chatId: string): Promise<string | null> {
@@ -131,8 +231,14 @@ class StoreOfChats implements ChatStore {
   }
 
   async startTurn(chatId: string, message: unknown, validation: ChatValidation = {}): Promise<ChatTurn> {
-    await requireChat(this.env, chatId);
-    const incoming = await this.checkMessage(message, validation);
+    const session = await requireChat(this.env, chatId);
+    let incoming = await this.checkMessage(message, validation);
+    const before = activeStreamOf(session);
+    if (before !== null) {
+      // A durable turn whose process died is finished first: the new message follows its whole answer.
+      const resumed = await resumeDurableTurn(this.env, chatId, before);
+      if (resumed !== null) await resumed.done;
+    }
     const runId = newId('run');
     const lease = await this.env.store.acquireLease(
       this.env.scope,
@@ -157,8 +263,23 @@ class StoreOfChats implements ChatStore {
         );
       if (!continues && history.some((m) => m.id === incoming.id))
         throw invalidRequest(`chat ${chatId}: message ${incoming.id} is already in the chat`);
-      await this.env.store.appendMessages(this.env.scope, chatId, [toRecord(incoming, 0, incoming.parts)]);
+      // Approvals: the client's answers recorded, the store's decisions carried into the message; a new
+      // user message closes the last answer's approvals first (the model accepts no open tool call).
+      const records = [];
+      if (continues) {
+        incoming = (await applyDecisions(this.env, chatId, incoming, 'continue')).message;
+      } else if (last !== undefined) {
+        const closed = await applyDecisions(this.env, chatId, last, 'close');
+        if (closed.changed) {
+          records.push(toRecord(closed.message, 0, closed.message.parts));
+          history[history.length - 1] = closed.message;
+        }
+      }
+      records.push(toRecord(incoming, 0, incoming.parts));
+      await this.env.store.appendMessages(this.env.scope, chatId, records);
       const messages = continues ? [...history.slice(0, -1), incoming] : [...history, incoming];
+      const waits = incoming.parts.some((p) => 'approval' in p && p.state === 'approval-requested');
+      await settleChatStatus(this.env, chatId, waits);
       await setActiveStream(this.env, chatId, runId);
       await this.env.store.appendRunEvents(this.env.scope, {
         session_id: chatId,
@@ -166,7 +287,12 @@ class StoreOfChats implements ChatStore {
         events: [
           {
             type: 'run.started',
-            data: { chat_id: chatId, continues: continues ? (incoming as unknown as JsonValue) : null },
+            data: {
+              chat_id: chatId,
+              continues: continues ? (incoming as unknown as JsonValue) : null,
+              answers: incoming.id,
+              turn_id: runId,
+            },
           },
         ],
       });
@@ -175,7 +301,7 @@ class StoreOfChats implements ChatStore {
         chatId,
         runId,
         messages,
-        savedParts: continues ? incoming.parts.length : 0,
+        savedParts: continues ? incoming.parts : [],
         lease: keeper,
       });
     } catch (error) {
@@ -185,8 +311,11 @@ class StoreOfChats implements ChatStore {
   }
 
   async resumeStream(chatId: string): Promise<ReadableStream<UIMessageChunk> | null> {
-    const runId = await this.activeStream(chatId);
+    let runId = await this.activeStream(chatId);
     if (runId === null) return null;
+    // A durable turn whose writer is gone is resumed before the client follows it, from its first chunk.
+    const resumed = await resumeDurableTurn(this.env, chatId, runId);
+    if (resumed !== null) runId = resumed.runId;
     return chunkStream({
       store: this.env.store,
       scope: this.env.scope,
@@ -194,8 +323,9 @@ class StoreOfChats implements ChatStore {
       runId,
       pollMs: this.env.pollMs,
       quietMs: this.env.leaseMs,
-      onQuiet: async () => {
-        await recoverIfDead(this.env, chatId, runId);
+      onQuiet: async (quiet) => {
+        if ((await resumeDurableTurn(this.env, chatId, quiet)) === null)
+          await recoverIfDead(this.env, chatId, quiet);
       },
     });
   }
@@ -212,6 +342,12 @@ class StoreOfChats implements ChatStore {
       throw invalidRequest('the message must be a user message (or an assistant message that continues)');
     return first;
   }
+}
+
+function checkAnswer(answer: unknown): ChatAnswer {
+  if (typeof answer !== 'function')
+    throw invalidRequest('createChatStore: answer must be a function ({ ctx, chatId, messages }) => stream');
+  return answer as ChatAnswer;
 }
 
 /** A chat store over `store` for the chats of `scope`. */
@@ -232,6 +368,13 @@ export function createChatStore(options: ChatStoreOptions): ChatStore {
       flushMs: positive(options.batching?.flushMs, 'batching.flushMs', 50),
       flushChars: positive(options.batching?.flushChars, 'batching.flushChars', 100),
     },
+    ...(options.ttlSeconds === undefined
+      ? {}
+      : { ttlSeconds: positive(options.ttlSeconds, 'ttlSeconds', 1) }),
+    ...(options.waitingTtlSeconds === undefined
+      ? {}
+      : { waitingTtlSeconds: positive(options.waitingTtlSeconds, 'waitingTtlSeconds', 1) }),
+    ...(options.answer === undefined ? {} : { answer: checkAnswer(options.answer) }),
   };
   return new StoreOfChats(env, {
     agent: options.agent ?? null,

@@ -10,8 +10,17 @@
 import { createUIMessageStream, generateId, type UIMessage, type UIMessageChunk } from 'ai';
 import { invalidRequest } from '../../core/errors.js';
 import type { NewRunEvent } from '../../store/types.js';
+import { answerDurably } from './chat-answer.js';
+import { saveWithApprovals } from './chat-approvals.js';
 import { ChunkLog } from './chat-log.js';
-import { closeCutOffParts, hasContent, toRecord } from './chat-records.js';
+import {
+  closeCutOffParts,
+  firstChange,
+  hasContent,
+  plainJson,
+  toRecord,
+  type UIPart,
+} from './chat-records.js';
 import { type ChatEnv, type LeaseKeeper, setActiveStream } from './chat-session.js';
 
 export interface ChatStreamOptions {
@@ -25,9 +34,11 @@ export interface ChatTurnInit {
   readonly env: ChatEnv;
   readonly chatId: string;
   readonly runId: string;
+  /** The turn's id (its durable run's key): the run id of its first stream. Default `runId`. */
+  readonly turnId?: string;
   readonly messages: UIMessage[];
-  /** Parts of the answer's message already stored (a continuation's), 0 for a new answer. */
-  readonly savedParts: number;
+  /** Parts of the answer's message already stored (a continuation's), none for a new answer. */
+  readonly savedParts: readonly UIPart[];
   readonly lease: LeaseKeeper;
 }
 
@@ -41,22 +52,26 @@ type Ending = { readonly type: NewRunEvent['type']; readonly cutOff: boolean };
 /** A turn of a chat: its messages for the model, and the stream that stores its answer. */
 export class ChatTurn {
   readonly chatId: string;
+  /** The run of the turn's stream in the session's run event log. */
   readonly runId: string;
+  /** The turn's id: its first stream's run id, kept by a stream that resumes it after a crash. */
+  readonly turnId: string;
   /** The chat's messages, ending with the message this turn answers. */
   readonly messages: UIMessage[];
   /** Settles once everything of the turn is stored (or storing it failed: then it rejects). */
   readonly done: Promise<void>;
   private settle!: (error?: unknown) => void;
   private started = false;
-  private saved: number;
+  private saved: readonly UIPart[];
   private ending: Ending = { type: 'run.failed', cutOff: true };
   private readonly log: ChunkLog;
 
   constructor(private readonly init: ChatTurnInit) {
     this.chatId = init.chatId;
     this.runId = init.runId;
+    this.turnId = init.turnId ?? init.runId;
     this.messages = init.messages;
-    this.saved = init.savedParts;
+    this.saved = plainJson(init.savedParts);
     this.log = new ChunkLog(init.env.store, init.env.scope, init.chatId, init.runId, init.env.batching);
     this.done = new Promise<void>((resolve, reject) => {
       this.settle = (error) => (error === undefined ? resolve() : reject(error));
@@ -108,6 +123,30 @@ export class ChatTurn {
     return toClient;
   }
 
+  /**
+   * Runs the chat store's `answer` as the turn's durable run (one run per turn, keyed by the turn's id),
+   * stores its stream as `stream` does, and gives the stream to send to the client. A turn whose process
+   * dies is resumed from its run (`resumeStream`, `startTurn`): no recorded tool call is made twice.
+   */
+  answer(options: ChatStreamOptions = {}): ReadableStream<UIMessageChunk> {
+    const answer = this.init.env.answer;
+    if (answer === undefined)
+      throw invalidRequest(
+        `chat ${this.chatId}: the chat store has no answer function; give createChatStore an \`answer\``,
+      );
+    const pipe = new TransformStream<UIMessageChunk, UIMessageChunk>();
+    const client = this.stream(pipe.readable, options);
+    void answerDurably({
+      env: this.init.env,
+      chatId: this.chatId,
+      turnId: this.turnId,
+      messages: this.messages,
+      answer,
+      into: pipe.writable,
+    });
+    return client;
+  }
+
   /** Ends a turn whose stream never started (the model call threw before it): the chat is free again. */
   async fail(error: unknown): Promise<void> {
     if (this.started) return this.done;
@@ -119,13 +158,12 @@ export class ChatTurn {
   /** Appends the parts of `message` no record holds yet, in one appendMessages. */
   private async save(message: UIMessage, cutOff: boolean): Promise<void> {
     if (this.init.lease.lost) return;
-    const added = message.parts.slice(this.saved);
+    const from = firstChange(this.saved, message.parts);
+    const added = message.parts.slice(from);
     const tail = cutOff ? closeCutOffParts(added) : added;
     if (!hasContent(tail)) return;
-    await this.init.env.store.appendMessages(this.init.env.scope, this.chatId, [
-      toRecord(message, this.saved, tail),
-    ]);
-    this.saved = message.parts.length;
+    await saveWithApprovals(this.init.env, this.chatId, message.id, toRecord(message, from, tail), tail);
+    this.saved = plainJson([...this.saved.slice(0, from), ...tail]);
   }
 
   /**

@@ -13,7 +13,8 @@
  * answer it recorded. Each tool call is an action (recorded PENDING before `execute` runs, with an
  * idempotency key that `idempotencyKeyOf(options)` gives the tool; on resume a PENDING call is recovered
  * through the tool's `lookup`, never run twice); a tool marked `readOnly` is a recorded step instead.
- * Calls are recorded in the order the SDK starts them, one at a time. `streamText` is not covered yet.
+ * Calls are recorded in the order the SDK starts them, one at a time. With `streamText` a step holds the
+ * answer's stream parts (durable-stream.ts); a chat store with `answer` runs each turn as a durable run.
  *
  * Chats of `useChat` back ends (`createChatStore`: persisted per step, resumable from the run event log on
  * any instance) are in chat-store.ts.
@@ -24,8 +25,17 @@ import type { JsonValue } from '../../core/json.js';
 import type { Codec } from '../../durable/codec.js';
 import type { DurableContext, LookupAnswer } from '../../durable/types.js';
 import { modelAnswer, queueOf } from '../shared/durable-calls.js';
+import { recordedStream } from './durable-stream.js';
 
 export {
+  APPROVAL_ACTION_TYPE,
+  APPROVED_NOT_RUN,
+  type ApprovalAnswer,
+  type ApprovalDecision,
+  CHAT_RUN_NAME,
+  type ChatAnswer,
+  type ChatAnswerInput,
+  type ChatApproval,
   type ChatStore,
   type ChatStoreOptions,
   type ChatStreamOptions,
@@ -34,6 +44,7 @@ export {
   closeCutOffParts,
   createChatStore,
   INTERRUPTED_TOOL_CALL,
+  UNANSWERED_APPROVAL,
 } from './chat-store.js';
 
 /** A provider's language model, as `wrapLanguageModel` takes it (the AI SDK's `LanguageModelV3`). */
@@ -75,7 +86,10 @@ const answerCodec: Codec<GenerateResult> = {
   },
 };
 
-/** The model with each answer recorded as a step of the run (`generateText`; `name` names the steps). */
+/**
+ * The model with each answer recorded as a step of the run (`generateText`, and `streamText`: a streamed
+ * answer's parts, re-emitted on a replay); `name` names the steps.
+ */
 export function durableModel(
   ctx: DurableContext,
   model: ProviderModel,
@@ -87,9 +101,7 @@ export function durableModel(
     specificationVersion: 'v3',
     wrapGenerate: ({ doGenerate }) =>
       queue(() => ctx.step(name, () => modelAnswer(doGenerate), { codec: answerCodec })),
-    wrapStream: () => {
-      throw invalidRequest('durableModel: streamText is not supported yet; use generateText');
-    },
+    wrapStream: ({ doStream }) => recordedStream(ctx, name, doStream),
   };
   return wrapLanguageModel({ model, middleware });
 }
