@@ -145,7 +145,11 @@ async function runDurable<R>(
   const { scope, sessionId } = options;
   const ttlMs = options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   const owner = options.lease?.owner ?? defaultLeaseOwner();
-  const lease = await acquireSessionLease(store, scope, sessionId, owner, ttlMs, options.lease?.waitMs ?? 0);
+  const held = options.lease?.held;
+  if (held !== undefined && (!held.held || held.name !== `session:${sessionId}`))
+    throw invalidRequest(`lease.held: must be the lease of session ${sessionId}, still held`);
+  const lease =
+    held ?? (await acquireSessionLease(store, scope, sessionId, owner, ttlMs, options.lease?.waitMs ?? 0));
   try {
     const session = await store.getSession(scope, sessionId);
     if (session === null)
@@ -171,7 +175,7 @@ async function runDurable<R>(
         const base = { run_id: header.run_id, task_id: task.id, resumed: false, input_used: false };
         return { ...base, status: 'waiting', prompt };
       }
-      if (!waits) input = null;
+      if (!waits && options.inputToInterrupted !== true) input = null;
     } else {
       header = newHeader(
         sessionId,
@@ -218,7 +222,7 @@ async function runDurable<R>(
       ctx.close();
     }
   } finally {
-    await lease.release();
+    if (held === undefined) await lease.release();
   }
 }
 

@@ -2,6 +2,7 @@
 import type { Clock } from '../core/clock.js';
 import type { JsonValue } from '../core/json.js';
 import type { RetryPolicy } from '../runtime/actions.js';
+import type { HeldLease } from '../runtime/lease.js';
 import type { RunEventLogOptions } from '../runtime/run-events.js';
 import type { Scope } from '../store/types.js';
 import type { Typed } from './codec.js';
@@ -26,13 +27,27 @@ export interface DurableRunOptions {
    * it: the answer says `input_used: false`.
    */
   readonly input?: JsonValue;
+  /**
+   * Give `input` to a run that was interrupted (not waiting) as well: for a caller that knows the run has
+   * not taken it yet (a turn resumed after a crash; see kernel-program.ts). Default false.
+   */
+  readonly inputToInterrupted?: boolean;
   /** Retries of actions: attempts, backoff and the time-out of one call (`DEFAULT_RETRY`). */
   readonly retry?: Partial<RetryPolicy>;
   /**
    * The session's run lease: owner (default pid + random), TTL in ms (default 10000, renewed while the
    * run lasts), and how long to wait for a lease another process holds (default 0: `conflict` at once).
    */
-  readonly lease?: { readonly owner?: string; readonly ttlMs?: number; readonly waitMs?: number };
+  readonly lease?: {
+    readonly owner?: string;
+    readonly ttlMs?: number;
+    readonly waitMs?: number;
+    /**
+     * The session's lease, which the caller holds already (a turn that runs an agent's code): the run
+     * neither takes nor frees it, and renews it as it goes.
+     */
+    readonly held?: HeldLease;
+  };
   /** Source of `ctx.now()` and of sleep deadlines. Default: the system clock. */
   readonly clock?: Clock;
   /** Session TTL while the run waits for input, in seconds (default 86400). */

@@ -1,7 +1,24 @@
 /** An agent: its task types and what it says when an input belongs to none of them. Looked up by name. */
 import { invalidRequest } from '../core/errors.js';
-import type { Language } from '../models/types.js';
+import type { JsonValue } from '../core/json.js';
+import type { DurableContext } from '../durable/types.js';
+import type { Language, Model } from '../models/types.js';
 import type { TaskType } from './task-type.js';
+import type { ToolRegistry } from './tool.js';
+
+/** What an agent's code gets besides its durable context: the turn's model and the tools it may call. */
+export interface AgentRunEnv {
+  readonly model: Model;
+  readonly tools: ToolRegistry;
+}
+
+/**
+ * An agent's code on the durable kernel. It takes the user's input with `ctx.waitForInput()` (a turn's
+ * input is taken by the first call that waits); a later `waitForInput` ends the turn with its prompt as
+ * the reply, and the session's next turn brings the answer, on any instance. What it returns is the
+ * reply: a string, or an object whose `reply` is one.
+ */
+export type AgentCode = (ctx: DurableContext, env: AgentRunEnv) => Promise<JsonValue>;
 
 export interface Agent {
   readonly name: string;
@@ -14,6 +31,8 @@ export interface Agent {
    * its turns are a tool loop over them (tool-program.ts) instead of its task types' slot filling.
    */
   readonly tools?: readonly string[];
+  /** Code on the durable kernel that runs the agent's turns (kernel-program.ts); `taskTypes` may be empty. */
+  readonly run?: AgentCode;
 }
 
 export interface AgentRegistry {

@@ -5,6 +5,7 @@
  */
 
 import { isoAt } from '../core/clock.js';
+import { AgentStateError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { JsonValue } from '../core/json.js';
 import type { Action, Session, Task, TaskState } from '../core/model.js';
@@ -16,6 +17,8 @@ import { type Agent, taskTypeOf } from './agent.js';
 import { conversationFor } from './conversation.js';
 import { executeTask, type FinalWrite } from './execute.js';
 import { commitFinal, sessionMove, turnMessages } from './final-commit.js';
+import { runKernelProgram } from './kernel-program.js';
+import type { HeldLease } from './lease.js';
 import { chooseLanguage, chooseTimezone } from './locale.js';
 import { outcomeMemory } from './memory-link.js';
 import { modelCall } from './model-call.js';
@@ -42,6 +45,8 @@ export interface ProgramEnv {
   readonly timezone: string;
   /** Token budget of the conversation built for models that use one (`buildContext`). */
   readonly contextMaxTokens: number;
+  /** The session's lease the turn holds (an agent's code runs under it). */
+  readonly lease?: HeldLease;
 }
 
 /** Open tasks of the session a turn's answer lists at most. */
@@ -83,6 +88,12 @@ function fromDecision(decision: RouteDecision, tasks: readonly OpenTaskInfo[], a
 
 export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<ProgramResult> {
   const { agent, model } = env;
+  if (agent.run !== undefined) {
+    const { lease } = env;
+    if (lease === undefined)
+      throw new AgentStateError('internal', `agent ${agent.name}: its code needs the turn's lease`);
+    return runKernelProgram(rt, { ...env, lease });
+  }
   if (usesTools(agent, model)) return runToolProgram(rt, env);
   const { input, session_id: sessionId } = rt.header;
   const snap = (await rt.read('load', async () =>

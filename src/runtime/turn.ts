@@ -24,6 +24,7 @@ import { type ProgramResult, runProgram } from './program.js';
 import { RunContext, type RunHeader } from './run-context.js';
 import { endCancelled, failed } from './run-endings.js';
 import { RunEventLog, type RunEventLogOptions } from './run-events.js';
+import { markRunForRecovery, type RunRecoveryOptions } from './run-marks.js';
 import { markLocalRun } from './run-notify.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
@@ -70,6 +71,12 @@ export interface RuntimeOptions {
    * and the blobs only they needed are deleted. Default 20; `false` keeps them all.
    */
   readonly keepCheckpoints?: number | false;
+  /**
+   * The server instance running the runtime: its runs that reach a tool call are marked in the store until
+   * they complete, so a recovery sweeper finds them if this process dies (run-marks.ts), and the session
+   * leases name the instance. Default: none (no marks).
+   */
+  readonly recovery?: RunRecoveryOptions;
 }
 
 export const DEFAULT_KEEP_RUN_CHECKPOINTS = 20;
@@ -163,6 +170,16 @@ async function executeRun(
   if (last) rt.freeWithFinalCommit = lease;
   rt.traceparent = traceparentOf();
   const resumed = recorded.length > 0;
+  const mark =
+    options.recovery === undefined
+      ? null
+      : markRunForRecovery(rt, {
+          ...options,
+          recovery: options.recovery,
+          header,
+          owner: lease.owner,
+          resumed,
+        });
   const log = new RunEventLog(options.store, options.scope, header.session_id, header.run_id, options.events);
   rt.events = log;
   log.add('run.started', {
@@ -212,6 +229,7 @@ async function executeRun(
       contextMaxTokens: options.context?.maxTokens ?? DEFAULT_CONTEXT_MAX_TOKENS,
       session,
       openTasks,
+      lease,
     });
   } catch (error) {
     // A deferred checkpoint still in flight lands before the lease is let go; the run's own error is the
@@ -228,6 +246,7 @@ async function executeRun(
     heard();
   }
   await rt.settle(); // the final commit waited for it already: no write of the run is left in flight
+  await mark?.completed();
   const after = output.final.session;
   const growth = lastSeq === null ? null : { fromSeq: lastSeq, appended: rt.appended };
   const { store, scope } = options;

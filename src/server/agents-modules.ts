@@ -46,9 +46,17 @@ export interface LinkedAgents {
 
 type ToolsExport = readonly Tool[] | ToolRegistry;
 
+/** An agent of task types, or an agent of code (`run`), whose task types may be left out. */
 function isAgent(value: unknown): value is Agent {
   const v = value as Partial<Agent> | null;
-  return typeof v === 'object' && v !== null && typeof v.name === 'string' && Array.isArray(v.taskTypes);
+  if (typeof v !== 'object' || v === null || typeof v.name !== 'string') return false;
+  return Array.isArray(v.taskTypes) || typeof v.run === 'function';
+}
+
+/** An agent of code as the registry holds it: no task types, and its description as its greeting. */
+function withTaskTypes(agent: Agent): Agent {
+  const greeting = agent.greeting ?? { en: agent.description ?? '', zh: agent.description ?? '' };
+  return Array.isArray(agent.taskTypes) ? agent : { ...agent, taskTypes: [], greeting };
 }
 
 function isRegistry(value: unknown): value is ToolRegistry {
@@ -76,7 +84,7 @@ export async function loadAgentsModule(ref: AgentsModuleRef): Promise<AgentsModu
     throw invalidRequest(`cannot load ${label}: ${error instanceof Error ? error.message : String(error)}`);
   }
   const listed = Array.isArray(loaded.agents) ? loaded.agents : Object.values(loaded);
-  const agents = listed.filter(isAgent);
+  const agents = listed.filter(isAgent).map(withTaskTypes);
   if (agents.length === 0) throw invalidRequest(`${label} exports no agent (export const agents = [...])`);
   const given = loaded.tools;
   if (given === undefined) return { agents, tools: [] };

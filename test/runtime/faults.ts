@@ -39,3 +39,27 @@ export function crashingStore(
     },
   });
 }
+
+/**
+ * Like `crashingStore`, but the process is dead after the crash: every later call of the store throws too,
+ * so nothing after the crash point is written (code that catches the crash cannot record anything).
+ */
+export function dyingStore(store: StateStore, at: number, when: 'before' | 'after' = 'before'): StateStore {
+  const crashing = crashingStore(store, at, when);
+  let dead = false;
+  return new Proxy(crashing, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        if (dead) throw new SimulatedCrash(`the process died at commit ${at}`);
+        try {
+          return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } catch (error) {
+          if (error instanceof SimulatedCrash) dead = true;
+          throw error;
+        }
+      };
+    },
+  });
+}
