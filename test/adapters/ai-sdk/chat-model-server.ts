@@ -4,6 +4,7 @@
  *
  * - a tool result: `The tool said <result>.`;
  * - a user message "weather in <city>": a call of `get_weather` with `{ city }`;
+ * - a user message "book flight <flight>": a call of `book_flight` with `{ flight }`;
  * - a user message with "long story": LONG_STORY;
  * - anything else: `You said: <text>`.
  *
@@ -70,13 +71,20 @@ function answerFor(messages: ChatMessage[], callNo: number): { deltas: Delta[]; 
     return { deltas: pieces(`The tool said ${textOf(last)}.`).map((p) => ({ content: p })), finish: 'stop' };
   const text = textOf(last);
   const weather = /weather in (\w+)/i.exec(text);
-  if (weather !== null) {
-    const args = JSON.stringify({ city: weather[1] });
+  const booking = /book flight (\w+)/i.exec(text);
+  const call =
+    weather !== null
+      ? { name: 'get_weather', args: JSON.stringify({ city: weather[1] }) }
+      : booking !== null
+        ? { name: 'book_flight', args: JSON.stringify({ flight: booking[1] }) }
+        : null;
+  if (call !== null) {
+    const { name, args } = call;
     const id = `call_${callNo}`;
     return {
       deltas: [
         {
-          tool_calls: [{ index: 0, id, type: 'function', function: { name: 'get_weather', arguments: '' } }],
+          tool_calls: [{ index: 0, id, type: 'function', function: { name, arguments: '' } }],
         },
         ...pieces(args).map((p) => ({ tool_calls: [{ index: 0, function: { arguments: p } }] })),
       ],
