@@ -193,17 +193,22 @@ async function runDurable<R>(
       () => lease.renew(),
     );
     rt.traceparent = traceparentOf(span);
-    const log = new RunEventLog(store, scope, sessionId, header.run_id, options.events);
-    rt.events = log;
-    log.add('run.started', {
-      run_id: header.run_id,
-      session_id: sessionId,
-      name: header.name,
-      resumed: journal.length > 0,
-    });
-    rt.finalLabels = ['done', 'failed', 'waiting'];
-    rt.finalEvent = (_written, _extra, _checkpoint, label) =>
-      finalEventOf(label, header.run_id, header.task_id);
+    if (options.eventLog !== undefined) {
+      // Another run's log (a turn's): this run's events go into it, which starts and ends it itself.
+      rt.events = options.eventLog;
+    } else {
+      const log = new RunEventLog(store, scope, sessionId, header.run_id, options.events);
+      rt.events = log;
+      log.add('run.started', {
+        run_id: header.run_id,
+        session_id: sessionId,
+        name: header.name,
+        resumed: journal.length > 0,
+      });
+      rt.finalLabels = ['done', 'failed', 'waiting'];
+      rt.finalEvent = (_written, _extra, _checkpoint, label) =>
+        finalEventOf(label, header.run_id, header.task_id);
+    }
     const ctx = new DurableRunContext(
       rt,
       { policy: { ...DEFAULT_RETRY, ...options.retry }, waitingTtlSeconds: options.waitingTtlSeconds, input },

@@ -3,7 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { JsonValue } from '../core/json.js';
 import type { RetryPolicy } from '../runtime/actions.js';
 import type { HeldLease } from '../runtime/lease.js';
-import type { RunEventLogOptions } from '../runtime/run-events.js';
+import type { RunEventLog, RunEventLogOptions } from '../runtime/run-events.js';
 import type { Scope } from '../store/types.js';
 import type { Typed } from './codec.js';
 
@@ -56,6 +56,11 @@ export interface DurableRunOptions {
   readonly keepCheckpoints?: number | false;
   /** How the run's events merge streamed text (`ctx` has no streaming yet; see RunEventLog). */
   readonly events?: RunEventLogOptions;
+  /**
+   * The log of a run of the same session this run's events go into (a turn that runs an agent's code
+   * streams the code's task and action events): the run then writes no `run.started` and no final event.
+   */
+  readonly eventLog?: RunEventLog;
 }
 
 /** Options of a run whose result is not plain JSON, or is to be validated. */

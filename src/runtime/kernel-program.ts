@@ -114,6 +114,8 @@ export async function runKernelProgram(
           retry: env.policy,
           clock: rt.clock,
           lease: { held: env.lease },
+          // The code's task and action events stream in the turn's run.
+          ...(rt.events === null ? {} : { eventLog: rt.events }),
         },
         (ctx) => code(ctx, { model: env.model, tools: env.tools }),
       ),
@@ -126,6 +128,8 @@ export async function runKernelProgram(
   if (task !== null) rt.written.tasks.set(task.id, task);
   const actions = (await rt.store.listActions(rt.scope, { task_id: outcome.task_id, limit: 100 })).items;
   const reply = replyOf(outcome, language);
+  if (outcome.status === 'waiting')
+    rt.events?.add('run.waiting', { task_id: outcome.task_id, reason: 'input', prompt: outcome.prompt });
   const output = {
     reply,
     language,

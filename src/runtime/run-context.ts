@@ -84,6 +84,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   /** The labels of the commits that end an attempt (see `finalEvent`). */
   finalLabels: readonly string[] = ['turn'];
   beforeFinal: ((extra: JsonObject, batch: CommitBatch) => Promise<void>) | null = null;
+  /**
+   * Called once, before the first commit of this attempt that begins an action (from there on a crash
+   * leaves a tool call to recover): where a run is marked for recovery (run-marks.ts).
+   */
+  beforeFirstAction: (() => Promise<void>) | null = null;
   /** Cancel requests for the run, looked at its safe points (cancel.ts); null: it cannot be cancelled. */
   cancel: CancelWatch | null = null;
   /** Actions this attempt began: after the first, a model call is no safe point any more. */
@@ -167,6 +172,9 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     if (batch !== null && (batch.begin_actions?.length ?? 0) > 0) {
       await this.cancel?.check();
       this.begun += batch.begin_actions?.length ?? 0;
+      const before = this.beforeFirstAction;
+      this.beforeFirstAction = null;
+      await before?.();
     }
     const final = this.finalLabels.includes(label) ? this.finalEvent : null;
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
@@ -208,8 +216,9 @@ export class RunContext<H extends RunIdentity = RunHeader> {
           ? {}
           : {
               events: {
-                session_id: this.header.session_id,
-                run_id: this.header.run_id,
+                // The log's run: this run's own, or the run it streams into (a turn running an agent's code).
+                session_id: log.sessionId,
+                run_id: log.runId,
                 items: log.take(),
                 ...(withFinal && final !== null
                   ? { final: (written: TurnResult) => final(written, extra, checkpointId, label) }

@@ -68,6 +68,8 @@ describe('an agent of code served by turns', { timeout: 60_000 }, () => {
     expect(first.reply).toBe('Who is flying?');
     expect(first.session.status).toBe('waiting_for_user');
     expect(first.tasks[0]).toMatchObject({ type: 'trip_code', state: 'EXECUTING' });
+    const asked = await store.listRunEvents(scope, session.id, first.run_id);
+    expect(asked.map((event) => event.type)).toContain('run.waiting');
 
     const second = await runTurn({ ...options(session.id, scope), input: 'Ada Lovelace' });
     expect(second.reply).toMatch(/^Booked BJS to SHA for Ada Lovelace: \S+\.$/);
@@ -75,6 +77,14 @@ describe('an agent of code served by turns', { timeout: 60_000 }, () => {
     expect(second.tasks[0]).toMatchObject({ type: 'trip_code', state: 'DONE' });
     expect(second.actions.map((a) => [a.tool, a.status])).toEqual([['airline.book', 'SUCCESS']]);
     expect(bookingsFor('Ada Lovelace')).toBe(1);
+    // The code's task and action changes stream in the turn's own run, which ends with the turn's answer.
+    const events = await store.listRunEvents(scope, session.id, second.run_id);
+    const types = events.map((event) => event.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.filter((type) => type === 'action.updated')).toHaveLength(2);
+    expect(types).toContain('task.updated');
+    expect(types.filter((type) => type.startsWith('run.'))).toEqual(['run.started', 'run.completed']);
+    expect(events.at(-1)?.data).toEqual(JSON.parse(JSON.stringify(second)));
     const messages = await store.listMessages(scope, session.id);
     expect(messages.map((m) => m.content)).toEqual([
       'Fly me from BJS to SHA on 2027-04-01',
