@@ -13,111 +13,11 @@
  * AGENTSTATE_TEST_REDIS_URL, or the README's defaults on 127.0.0.1.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { AgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
-import { openStore } from '../../src/store/open.js';
 import type { ReadScope, Scope, StateStore } from '../../src/store/types.js';
-import { createDatabase } from './postgres-env.js';
-import { REDIS_URL, randomPrefix, removePrefix, urlWithPrefix } from './redis-env.js';
-
-interface Adapter {
-  readonly name: string;
-  /** Opens a store over fresh data (per test file); `cleanup` removes it. */
-  open(clock: ManualClock): Promise<{ store: StateStore; cleanup: () => Promise<void> }>;
-}
-
-const ADAPTERS: Adapter[] = [
-  {
-    name: 'memory',
-    open: async (clock) => {
-      const store = await openStore('memory:', { clock });
-      return { store, cleanup: () => store.close() };
-    },
-  },
-  {
-    name: 'sqlite',
-    open: async (clock) => {
-      const dir = mkdtempSync(join(tmpdir(), 'agentstate-attach-'));
-      const store = await openStore(`sqlite:${join(dir, 'state.db')}`, { clock });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'postgres',
-    open: async (clock) => {
-      const db = await createDatabase();
-      const store = await openStore(db.url, { clock });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          await db.drop();
-        },
-      };
-    },
-  },
-  {
-    name: 'redis',
-    open: async (clock) => {
-      const prefix = randomPrefix();
-      const store = await openStore(urlWithPrefix(prefix), { clock });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          await removePrefix(prefix);
-        },
-      };
-    },
-  },
-  {
-    name: 'tiered',
-    open: async (clock) => {
-      const db = await createDatabase();
-      const prefix = randomPrefix();
-      const url = `${REDIS_URL.replace(/\/$/, '')}/?prefix=${prefix}&durable=${encodeURIComponent(db.url)}`;
-      const store = await openStore(url, { clock });
-      return {
-        store,
-        cleanup: async () => {
-          await store.close();
-          await removePrefix(prefix);
-          await db.drop();
-        },
-      };
-    },
-  },
-];
-
-/** The rejection of `promise`: its code and message (fails the test when it resolves). */
-async function refusal(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(AgentStateError);
-    const e = error as AgentStateError;
-    return { code: e.code, message: e.message };
-  }
-  throw new Error('expected a refusal, but the call succeeded');
-}
-
-async function expectSessionNotFound(promise: Promise<unknown>, sessionId: string): Promise<void> {
-  const { code, message } = await refusal(promise);
-  expect(code).toBe('not_found');
-  expect(message).toContain(sessionId);
-  expect(message).toMatch(/session/);
-}
+import { ADAPTERS, expectSessionNotFound, refusal } from './attach-scope-adapters.js';
 
 const sid = () => newId('session');
 const tid = () => newId('task');
