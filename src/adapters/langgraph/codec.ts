@@ -5,6 +5,7 @@
  */
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { assertPlainJson, type JsonObject, type JsonValue } from '../../core/json.js';
+import { isJsonPlus, isJsonPlusPlain, reviveJsonPlus } from './jsonplus.js';
 
 /** 'json' when `data` is the parsed JSON text, `b64:<serde type>` when `data` is base64 of the bytes. */
 export type Kind = string;
@@ -26,7 +27,13 @@ function isPlainJson(value: unknown): value is JsonValue {
   }
 }
 
+/**
+ * The stored form of `value`. With the default serializer a plain JSON value is stored as it is (the
+ * caller's own object, not a copy: the store copies or serializes what it keeps, and the saver keeps no
+ * reference to it).
+ */
 export async function encodeValue(serde: SerializerProtocol, value: unknown): Promise<Encoded> {
+  if (isJsonPlus(serde) && isJsonPlusPlain(value)) return { kind: 'json', data: value };
   const [type, bytes] = await serde.dumpsTyped(value);
   if (type === 'json') {
     const text = typeof bytes === 'string' ? bytes : decoder.decode(bytes);
@@ -42,8 +49,20 @@ export async function encodeValue(serde: SerializerProtocol, value: unknown): Pr
   return { kind: `b64:${type}`, data: Buffer.from(raw).toString('base64') };
 }
 
-export async function decodeValue(serde: SerializerProtocol, kind: Kind, data: JsonValue): Promise<unknown> {
-  if (kind === 'json') return serde.loadsTyped('json', JSON.stringify(data));
+/**
+ * The value stored as `data`. `owned`: `data` was read for this call alone and may become the value itself
+ * (with the default serializer it is revived in place); otherwise the value shares nothing with `data`.
+ */
+export async function decodeValue(
+  serde: SerializerProtocol,
+  kind: Kind,
+  data: JsonValue,
+  owned = false,
+): Promise<unknown> {
+  if (kind === 'json') {
+    if (isJsonPlus(serde)) return reviveJsonPlus(serde, data, !owned);
+    return serde.loadsTyped('json', JSON.stringify(data));
+  }
   if (kind.startsWith('b64:') && typeof data === 'string') {
     return serde.loadsTyped(kind.slice(4), new Uint8Array(Buffer.from(data, 'base64')));
   }

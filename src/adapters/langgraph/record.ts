@@ -11,15 +11,19 @@ import type { RunRef } from './keys.js';
 export const LABEL = 'langgraph';
 const FORMAT = 1;
 
-/** What a put needs to know of a stored checkpoint to carry unchanged channels into the next one. */
+/**
+ * What a put needs to know of its parent to carry unchanged channels: each channel's version and kind (a
+ * channel without a kind was not stored). No values: the saver keeps no reference to a value it was given
+ * or handed out.
+ */
 export interface ChannelState {
   readonly versions: Readonly<Record<string, string | number>>;
   readonly kinds: Readonly<Record<string, Kind>>;
-  readonly channels: Readonly<JsonObject>;
 }
 
 /** A stored checkpoint, read back: its LangGraph identity plus the parts still in stored form. */
 export interface StoredRecord extends ChannelState {
+  readonly channels: Readonly<JsonObject>;
   readonly run: RunRef;
   readonly checkpoint_id: string;
   readonly parent_checkpoint_id: string | null;
@@ -58,32 +62,38 @@ export function readRecord(checkpoint: Checkpoint): StoredRecord | null {
   };
 }
 
-/** The channels of a new checkpoint, and the kind of each, in stored form. */
+/**
+ * The channels of a new checkpoint, and the kind of each, in stored form. A channel changed in this step
+ * (in `newVersions`) is stored from its value; an unchanged one is carried when the parent stored it at
+ * the same version: from the checkpoint's own value when it has one (a version names one value), else from
+ * the parent's stored value (`parentChannels`, read only then).
+ */
 export async function channelsToStore(
   serde: SerializerProtocol,
   checkpoint: LgCheckpoint,
   newVersions: Readonly<Record<string, string | number>>,
   parent: ChannelState | null,
+  parentChannels: () => Promise<Readonly<JsonObject> | null>,
 ): Promise<{ channels: JsonObject; kinds: Record<string, Kind> }> {
   const channels: JsonObject = {};
   const kinds: Record<string, Kind> = {};
   const values = checkpoint.channel_values as Record<string, unknown>;
+  const has = (name: string) => Object.hasOwn(values, name) && values[name] !== undefined;
   for (const [name, version] of Object.entries(checkpoint.channel_versions ?? {})) {
-    if (Object.hasOwn(newVersions, name)) {
-      // Changed in this step: its value is this checkpoint's. Absent means the channel is empty now.
-      if (!Object.hasOwn(values, name) || values[name] === undefined) continue;
+    const changed = Object.hasOwn(newVersions, name);
+    const carried =
+      !changed && parent !== null && parent.versions[name] === version && Object.hasOwn(parent.kinds, name);
+    if ((changed || carried) && has(name)) {
+      // Absent in a changed channel means the channel is empty now.
       const encoded = await encodeValue(serde, values[name]);
       setOwn(channels, name, encoded.data);
       setOwn(kinds, name, encoded.kind);
-    } else if (
-      parent !== null &&
-      parent.versions[name] === version &&
-      Object.hasOwn(parent.kinds, name) &&
-      Object.hasOwn(parent.channels, name)
-    ) {
-      // Unchanged: the value stored for this version, carried from the parent (the store dedups it).
-      setOwn(channels, name, parent.channels[name] as JsonValue);
-      setOwn(kinds, name, parent.kinds[name] as Kind);
+    } else if (carried) {
+      const stored = await parentChannels();
+      if (stored === null || !Object.hasOwn(stored, name)) continue;
+      // The value stored for this version, carried from the parent (the store dedups it).
+      setOwn(channels, name, stored[name] as JsonValue);
+      setOwn(kinds, name, (parent as ChannelState).kinds[name] as Kind);
     }
   }
   return { channels, kinds };
@@ -115,20 +125,22 @@ export async function metadataToStore(
   };
 }
 
-/** The LangGraph checkpoint and metadata of a stored record. */
+/** The LangGraph checkpoint and metadata of a stored record; `owned` as for `decodeValue`. */
 export async function decodeRecord(
   serde: SerializerProtocol,
   record: StoredRecord,
+  owned: boolean,
 ): Promise<{ checkpoint: LgCheckpoint; metadata: Record<string, unknown> }> {
   const base = unpack(record.checkpoint);
-  const checkpoint = (await decodeValue(serde, base.kind, base.data)) as LgCheckpoint;
+  const checkpoint = (await decodeValue(serde, base.kind, base.data, owned)) as LgCheckpoint;
   const channel_values: Record<string, unknown> = {};
   for (const [name, kind] of Object.entries(record.kinds)) {
     if (!Object.hasOwn(record.channels, name)) continue;
-    setOwn(channel_values, name, await decodeValue(serde, kind, record.channels[name] as JsonValue));
+    const data = record.channels[name] as JsonValue;
+    setOwn(channel_values, name, await decodeValue(serde, kind, data, owned));
   }
   const meta = unpack(record.metadata);
-  const metadata = (await decodeValue(serde, meta.kind, meta.data)) as Record<string, unknown>;
+  const metadata = (await decodeValue(serde, meta.kind, meta.data, owned)) as Record<string, unknown>;
   return {
     checkpoint: {
       ...checkpoint,

@@ -17,6 +17,7 @@ import {
   type SerializerProtocol,
 } from '@langchain/langgraph-checkpoint';
 import { isAgentStateError } from '../../core/errors.js';
+import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { type OpenStoreOptions, openStore } from '../../store/open.js';
 import type { Scope, StateStore } from '../../store/types.js';
@@ -55,6 +56,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   private readonly recent = new Map<string, ChannelState>();
   private readonly cacheSize: number;
   private owned = false;
+  private lastId: (RunRef & { readonly lgId: string; readonly id: string }) | null = null;
 
   constructor(options: AgentStateSaverOptions) {
     super(options.serde);
@@ -97,7 +99,8 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         : await this.store.latestCheckpoint(this.scope, runId(run));
     const record = stored === null ? null : this.remember(stored);
     if (record === null) return undefined;
-    return toTuple(this.serde, record, this.writes);
+    const pending = await this.writes.list(run, record.checkpoint_id);
+    return toTuple(this.serde, record, pending, this.writes, true);
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -142,22 +145,35 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const run = runOf(config, true) as RunRef;
     const parentId = config.configurable?.checkpoint_id;
     const parentLgId = typeof parentId === 'string' && parentId !== '' ? parentId : null;
-    const parent = parentLgId === null ? null : await this.channelState(run, parentLgId);
-    const { channels, kinds } = await channelsToStore(this.serde, checkpoint, newVersions, parent);
+    const parentStoreId = parentLgId === null ? null : this.storeId(run, parentLgId);
+    const parent = parentStoreId === null ? null : await this.parentOf(parentStoreId);
+    let parentChannels: Promise<Readonly<JsonObject> | null> | undefined;
+    const { channels, kinds } = await channelsToStore(
+      this.serde,
+      checkpoint,
+      newVersions,
+      parent?.state ?? null,
+      () => {
+        if (parent === null || parentStoreId === null) return Promise.resolve(null);
+        parentChannels ??=
+          parent.channels === null ? this.storedChannels(parentStoreId) : Promise.resolve(parent.channels);
+        return parentChannels;
+      },
+    );
     const meta = await metadataToStore(this.serde, run, checkpoint, metadata, parentLgId, kinds);
-    const id = storeCheckpointId(this.scope, run, checkpoint.id);
+    const id = this.storeId(run, checkpoint.id);
     await this.threads.add(run);
     try {
       await this.store.putCheckpoint(this.scope, {
         id,
         run_id: runId(run),
         step: stepOf(metadata),
-        parent_id: parentLgId === null ? null : storeCheckpointId(this.scope, run, parentLgId),
+        parent_id: parentStoreId,
         label: LABEL,
         channels,
         metadata: meta,
       });
-      this.cache(id, { versions: meta.versions as ChannelState['versions'], kinds, channels });
+      this.cache(id, { versions: meta.versions as ChannelState['versions'], kinds });
     } catch (error) {
       // A checkpoint id is written once: a retried put of the same checkpoint keeps the first.
       if (!isAgentStateError(error, 'conflict')) throw error;
@@ -219,10 +235,19 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         limit: pageSize,
         before: cursor,
       });
+      const records: StoredRecord[] = [];
       for (const stored of page.items) {
         const record = readRecord(stored);
-        if (record === null || !accept(record)) continue;
-        const tuple = await toTuple(this.serde, record, this.writes);
+        if (record !== null && accept(record)) records.push(record);
+      }
+      // One read of the page's pending writes; the page's records may share values, so each is copied.
+      const writes = await this.writes.listMany(
+        run,
+        records.map((record) => record.checkpoint_id),
+      );
+      for (const record of records) {
+        const pending = writes.get(record.checkpoint_id) ?? [];
+        const tuple = await toTuple(this.serde, record, pending, this.writes, false);
         if (filter !== undefined && !matches(tuple.metadata, filter)) continue;
         yield tuple;
       }
@@ -239,12 +264,33 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     return (await this.store.getCheckpoint(this.scope, id)) === null ? null : id;
   }
 
-  private async channelState(run: RunRef, lgId: string): Promise<ChannelState | null> {
+  /** `storeCheckpointId`, remembering the last one: a put's parent is most often the previous put. */
+  private storeId(run: RunRef, lgId: string): string {
+    const last = this.lastId;
+    if (last?.lgId === lgId && last.thread_id === run.thread_id && last.checkpoint_ns === run.checkpoint_ns) {
+      return last.id;
+    }
     const id = storeCheckpointId(this.scope, run, lgId);
+    this.lastId = { ...run, lgId, id };
+    return id;
+  }
+
+  /** The parent's versions and kinds (remembered, or read with its stored channels). */
+  private async parentOf(
+    id: string,
+  ): Promise<{ state: ChannelState; channels: Readonly<JsonObject> | null } | null> {
     const cached = this.recent.get(id);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) return { state: cached, channels: null };
     const stored = await this.store.getCheckpoint(this.scope, id);
-    return stored === null ? null : this.remember(stored);
+    const record = stored === null ? null : this.remember(stored);
+    return record === null ? null : { state: record, channels: record.channels };
+  }
+
+  /** The stored channels of a checkpoint written by this saver, or null. */
+  private async storedChannels(id: string): Promise<Readonly<JsonObject> | null> {
+    const stored = await this.store.getCheckpoint(this.scope, id);
+    const record = stored === null ? null : readRecord(stored);
+    return record === null ? null : record.channels;
   }
 
   private remember(stored: Checkpoint): StoredRecord | null {
@@ -255,7 +301,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
 
   private cache(id: string, state: ChannelState): void {
     this.recent.delete(id);
-    this.recent.set(id, { versions: state.versions, kinds: state.kinds, channels: state.channels });
+    this.recent.set(id, { versions: state.versions, kinds: state.kinds });
     while (this.recent.size > this.cacheSize) {
       const oldest = this.recent.keys().next().value;
       if (oldest === undefined) break;

@@ -1,5 +1,6 @@
 /** A stored record as LangGraph's CheckpointTuple, with its pending writes (and pending sends of v<4). */
 import {
+  type CheckpointPendingWrite,
   type CheckpointTuple,
   type Checkpoint as LgCheckpoint,
   maxChannelVersion,
@@ -9,12 +10,18 @@ import {
 import { decodeRecord, type StoredRecord } from './record.js';
 import type { WritesStore } from './writes.js';
 
+/**
+ * `pendingWrites`: the record's writes, read by the caller (a page of history reads them at once).
+ * `owned` as for `decodeValue`: the record was read for this tuple alone.
+ */
 export async function toTuple(
   serde: SerializerProtocol,
   record: StoredRecord,
+  pendingWrites: CheckpointPendingWrite[],
   writes: WritesStore,
+  owned: boolean,
 ): Promise<CheckpointTuple> {
-  const { checkpoint, metadata } = await decodeRecord(serde, record);
+  const { checkpoint, metadata } = await decodeRecord(serde, record, owned);
   const { run, parent_checkpoint_id: parent } = record;
   if (checkpoint.v < 4 && parent !== null) await migratePendingSends(checkpoint, record, writes, parent);
   const tuple: CheckpointTuple = {
@@ -27,7 +34,7 @@ export async function toTuple(
     },
     checkpoint,
     metadata: metadata as CheckpointTuple['metadata'],
-    pendingWrites: await writes.list(run, record.checkpoint_id),
+    pendingWrites,
   };
   if (parent !== null) {
     tuple.parentConfig = {

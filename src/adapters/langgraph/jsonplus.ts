@@ -1,0 +1,127 @@
+/**
+ * LangGraph's default serializer (`JsonPlusSerializer`) without its text round trips, for values it would
+ * write as plain JSON. Its `dumpsTyped` of such a value is that value's JSON text, which the saver parsed
+ * back to store the value itself: here the value is stored as it is, after one walk that checks it is plain.
+ * Its `loadsTyped` parses the text and then rebuilds every object (an async walk), reviving LangChain's `lc`
+ * records; here the value read from the store is walked once, and only an object that holds an `lc` field
+ * (or a `__proto__` key) goes through the serializer itself, so what comes back is what it would give.
+ * Any other serializer, or a subclass, keeps the plain serializer calls (see codec.ts).
+ */
+import { JsonPlusSerializer, type SerializerProtocol } from '@langchain/langgraph-checkpoint';
+import { type JsonValue, MAX_JSON_DEPTH, wellFormed } from '../../core/json.js';
+
+/** True for the default serializer itself (not a subclass, which may write otherwise). */
+export function isJsonPlus(serde: SerializerProtocol): boolean {
+  return Object.getPrototypeOf(serde) === JsonPlusSerializer.prototype;
+}
+
+/**
+ * True when `value` is plain JSON that JsonPlusSerializer writes unchanged and the store accepts: finite
+ * numbers other than -0, well-formed strings, arrays without holes, objects of Object.prototype (or none)
+ * without symbol keys, at most MAX_JSON_DEPTH deep (so a cycle is refused, not walked forever), and no
+ * object the serializer rewrites (a `Send` given as `{ lg_name: 'Send' }`).
+ */
+export function isJsonPlusPlain(value: unknown, depth = 0): value is JsonValue {
+  switch (typeof value) {
+    case 'string':
+      return wellFormed(value);
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(value) && !Object.is(value, -0);
+    case 'object': {
+      if (value === null) return true;
+      if (depth >= MAX_JSON_DEPTH) return false;
+      if (Array.isArray(value)) {
+        if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+        for (let i = 0; i < value.length; i++) {
+          if (!(i in value) || !isJsonPlusPlain(value[i], depth + 1)) return false;
+        }
+        return true;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) return false;
+      if (Object.getOwnPropertySymbols(value).length > 0) return false;
+      const record = value as Record<string, unknown>;
+      if (record.lg_name === 'Send') return false;
+      for (const key of Object.keys(record)) {
+        if (!wellFormed(key) || !isJsonPlusPlain(record[key], depth + 1)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+interface Deferred {
+  readonly parent: Record<string, unknown> | unknown[];
+  readonly key: string | number;
+  readonly node: JsonValue;
+}
+
+function isPlainObject(value: object): value is Record<string, unknown> {
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** An object the serializer itself must rebuild: one it may revive, or one with a `__proto__` key. */
+function needsSerde(value: Record<string, unknown>): boolean {
+  return Object.hasOwn(value, 'lc') || Object.hasOwn(value, '__proto__');
+}
+
+/**
+ * The value JsonPlusSerializer's `loadsTyped('json', JSON.stringify(data))` gives. With `copy` false, `data`
+ * must be the caller's own (freshly read): it is revived in place. Objects that are no longer plain (revived
+ * already, for a value shared within one read) are left as they are.
+ */
+export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue, copy: boolean) {
+  if (typeof data === 'object' && data !== null && !Array.isArray(data) && needsSerde(data)) {
+    return serde.loadsTyped('json', JSON.stringify(data));
+  }
+  const deferred: Deferred[] = [];
+  const out = visit(data, copy, deferred);
+  if (deferred.length > 0) {
+    await Promise.all(
+      deferred.map(async ({ parent, key, node }) => {
+        const revived: unknown = await serde.loadsTyped('json', JSON.stringify(node));
+        // A parent that needs no serializer has no `__proto__` key, so a plain assignment sets its own key.
+        if (Array.isArray(parent)) parent[key as number] = revived;
+        else parent[key as string] = revived;
+      }),
+    );
+  }
+  return out;
+}
+
+function visit(value: unknown, copy: boolean, deferred: Deferred[]): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = copy ? new Array(value.length) : value;
+    for (let i = 0; i < value.length; i++) out[i] = child(value[i], out, i, copy, deferred);
+    return out;
+  }
+  if (!isPlainObject(value)) return value;
+  if (!copy) {
+    for (const key of Object.keys(value)) value[key] = child(value[key], value, key, copy, deferred);
+    return value;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) out[key] = child(value[key], out, key, copy, deferred);
+  return out;
+}
+
+function child(
+  value: unknown,
+  parent: Record<string, unknown> | unknown[],
+  key: string | number,
+  copy: boolean,
+  deferred: Deferred[],
+): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (!Array.isArray(value) && isPlainObject(value) && needsSerde(value)) {
+    deferred.push({ parent, key, node: value as JsonValue });
+    return null; // filled in once the serializer has rebuilt it
+  }
+  return visit(value, copy, deferred);
+}
