@@ -23,6 +23,16 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AirlineService } from '../../src/demo/airline/server.js';
 import { readEffectLog, readLedger, startAirlineService } from '../../src/demo/index.js';
+import {
+  inputsOf,
+  type Kill,
+  type Message,
+  passengerOf,
+  type Reason,
+  repliesOf,
+  type TurnAnswer,
+  type User,
+} from './idempotency-kill-script.js';
 import { spawnCli, tempDir } from './run.js';
 
 const USERS = Number(process.env.AGENTSTATE_TEST_KILL_USERS ?? 8);
@@ -90,70 +100,6 @@ async function serve(port: number): Promise<{ server: Server; url: string }> {
   return { server: one, url };
 }
 
-/** `Kill` and letters for the index (no digits: the rules model takes the name whole). */
-function passengerOf(index: number): string {
-  let tail = '';
-  let n = index;
-  do {
-    tail = 'abcdefghijklmnopqrstuvwxyz'[n % 26] + tail;
-    n = Math.floor(n / 26) - 1;
-  } while (n >= 0);
-  return `Ada Kill${tail}`;
-}
-
-const inputsOf = (name: string) => [
-  'Book a flight from Beijing to Shanghai next Wednesday',
-  'economy',
-  name,
-  'yes',
-];
-
-const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-const repliesOf = (name: string) => [
-  /^Which cabin class: economy, business or first\?$/,
-  /^What is the passenger's full name\?$/,
-  new RegExp(
-    `^Please confirm: economy class from BJS to SHA on \\d{4}-\\d{2}-\\d{2} for ${literal(name)}\\. Shall I book it\\? \\(yes/no\\)$`,
-  ),
-  new RegExp(
-    `^Booked: BJS to SHA on \\d{4}-\\d{2}-\\d{2} for ${literal(name)}\\. Booking reference (bk_\\w+)\\.$`,
-  ),
-];
-
-/** One attempt of one request, for the figures and for a failure's account. */
-interface Attempt {
-  readonly turn: number;
-  readonly at: number;
-  /** The server generation that was up (or last up) when the attempt was sent. */
-  readonly generation: number;
-  readonly outcome: string;
-}
-
-interface User {
-  readonly index: number;
-  readonly userId: string;
-  readonly name: string;
-  readonly inputs: string[];
-  sessionId: string;
-  readonly replies: (string | null)[];
-  readonly replayed: boolean[];
-  readonly resumed: boolean[];
-  /** Per turn: whether an attempt was cut (the server died under it, or before it answered). */
-  readonly cut: boolean[];
-  /** Per turn: when (ms since the epoch) the attempt that got the 200 was sent. */
-  readonly answeredFrom: number[];
-  readonly attempts: Attempt[];
-  failure: string | null;
-}
-
-/**
- * Why a request was sent again: its connection refused (no server listening) or cut (the server died
- * under it, or before it answered); 409 because its key is still in progress, or the session's lease is
- * still held (by a dead server: both lapse within about 10 s), or another conflict; a 5xx.
- */
-type Reason = 'refused' | 'cut' | 'in_progress' | 'busy' | 'conflict' | '5xx';
-
 const tally = {
   attempts: 0,
   retriedRequests: 0,
@@ -165,11 +111,6 @@ let inFlight: { user: number; turn: number }[] = [];
 /** Turns answered 200 by each server generation: a kill waits for the current one to be serving turns. */
 const answeredBy: number[] = [];
 let baseUrl = '';
-
-interface TurnAnswer {
-  readonly reply?: string;
-  readonly resumed?: boolean;
-}
 
 /** Sends one turn until it answers 200 (retrying with the same key and body), or gives up. */
 async function sendTurn(user: User, turn: number): Promise<void> {
@@ -250,26 +191,6 @@ async function get<T>(path: string): Promise<T> {
   const text = await response.text();
   if (response.status !== 200) throw new Error(`GET ${path}: ${response.status} ${text}`);
   return JSON.parse(text) as T;
-}
-
-interface Message {
-  readonly seq: number;
-  readonly role: string;
-  readonly content: string;
-  readonly metadata: Record<string, unknown>;
-  readonly created_at: string;
-}
-
-interface Kill {
-  readonly at: number;
-  readonly afterMs: number;
-  /** Fired because few turns remained, before its delay. */
-  readonly early: boolean;
-  /** Turns not yet answered when it fired. */
-  readonly remaining: number;
-  readonly generation: number;
-  readonly inFlight: string[];
-  restartedAt: number;
 }
 
 describe('turns with Idempotency-Key while the server is killed and restarted', {
