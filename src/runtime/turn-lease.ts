@@ -7,6 +7,7 @@ import type { Checkpoint } from '../core/model.js';
 import type { JournalEntry } from './journal.js';
 import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
 import type { RunHeader } from './run-context.js';
+import { instanceLeaseOwner } from './run-marks.js';
 import type { RuntimeOptions } from './turn.js';
 
 export function headerOf(checkpoint: Checkpoint): RunHeader {
@@ -52,7 +53,8 @@ export async function withLease<T>(
     options.store,
     options.scope,
     options.sessionId,
-    options.lease?.owner ?? defaultLeaseOwner(),
+    options.lease?.owner ??
+      (options.recovery === undefined ? defaultLeaseOwner() : instanceLeaseOwner(options.recovery)),
     options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
     options.lease?.waitMs ?? 0,
   );

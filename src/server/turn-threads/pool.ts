@@ -17,6 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import { traceparentOf } from '../../observability/tracing.js';
+import type { RunRecoveryOptions } from '../../runtime/run-marks.js';
 import { announceRunEvents, markLocalRun } from '../../runtime/run-notify.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
@@ -40,6 +41,8 @@ export interface TurnThreadsOptions {
   readonly local: TurnRunner;
   /** Told when a thread stops unexpectedly (it is started again). */
   readonly onThreadExit?: (index: number, reason: string) => void;
+  /** The server instance, when its runs are marked for recovery (RuntimeOptions.recovery). */
+  readonly recovery?: RunRecoveryOptions;
 }
 
 export interface TurnThreads extends TurnRunner {
@@ -158,6 +161,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     modules: options.modules,
     models: options.models ?? RULES_ONLY,
     writeLocks: writeLockBuffers(),
+    ...(options.recovery === undefined ? {} : { recovery: options.recovery }),
   };
   const threads: (TurnThread | null)[] = [];
   let nextId = 1;

@@ -4,6 +4,7 @@
  * exactly as it would for a turn run on the main thread.
  */
 import { AgentStateError, type ErrorCode } from '../../core/errors.js';
+import type { RunRecoveryOptions } from '../../runtime/run-marks.js';
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
 import type { ModelsSpec } from '../models.js';
@@ -18,6 +19,8 @@ export interface TurnThreadData {
   readonly models: ModelsSpec;
   /** The SQLite write locks of the main thread (thread-write-lock.ts), shared with the thread. */
   readonly writeLocks: [string, SharedArrayBuffer][];
+  /** The server instance, when its runs are marked for recovery (RuntimeOptions.recovery). */
+  readonly recovery?: RunRecoveryOptions;
 }
 
 export type ToThread =

@@ -51,7 +51,8 @@ async function start(): Promise<void> {
     await store.close();
     throw error;
   }
-  const runner = createRuntimeTurnRunner(store, runtime.setup, data.models);
+  const setup = data.recovery === undefined ? runtime.setup : { ...runtime.setup, recovery: data.recovery };
+  const runner = createRuntimeTurnRunner(store, setup, data.models);
   const inFlight = new Set<Promise<void>>();
   const answer = (id: number, work: () => Promise<TurnResponse>) => {
     const running = work().then(
