@@ -27,6 +27,12 @@ import {
   STOP_MESSAGE,
   workerIndex,
 } from './serve-cluster.js';
+import {
+  addRecoveryOptions,
+  prepareRecovery,
+  type RecoveryCliOptions,
+  type ServeRecovery,
+} from './serve-recovery.js';
 
 /** The main thread's metrics with every turn thread's added (their store calls, checkpoint writes). */
 async function withThreadMetrics(
@@ -39,7 +45,7 @@ async function withThreadMetrics(
   return renderSummed(all as MetricJson[][], format);
 }
 
-interface ServeOptions {
+interface ServeOptions extends RecoveryCliOptions {
   readonly store?: string;
   readonly host: string;
   readonly port?: number;
@@ -163,8 +169,7 @@ function checkAgentModels(models: ModelsSpec, agentNames: readonly string[]): vo
 }
 
 export function registerServeCommands(program: Command): void {
-  program
-    .command('serve')
+  addRecoveryOptions(program.command('serve'))
     .description('serve the HTTP API (SPEC 5)')
     .option('--store <url>', 'store URL (env AGENTSTATE_STORE, default sqlite:./.agentstate/agentstate.db)')
     .option(
@@ -251,7 +256,14 @@ export function registerServeCommands(program: Command): void {
       const { createRuntimeTurnRunner } = await import('../../server/runtime-runner.js');
       let runtime: Awaited<ReturnType<typeof linkRuntime>> | null = null;
       let threads: TurnThreads | null = null;
+      let recovering: ServeRecovery | null = null;
+      let log: import('./serve-recovery.js').RecoveryLog | null = null;
       try {
+        // The instance's identity, claimed before any turn runs: its runs are marked with it.
+        recovering = await prepareRecovery(store, { ...options, worker }, () => {
+          if (log === null) throw new Error('recovery started before the server');
+          return log;
+        });
         const { meteredModel } = await import('../../observability/model-metrics.js');
         runtime = await linkRuntime(
           options.dataDir,
@@ -260,7 +272,9 @@ export function registerServeCommands(program: Command): void {
         );
         checkAgentModels(models, runtime.agentNames);
         const linked = runtime;
-        const local = createRuntimeTurnRunner(store, runtime.setup, models);
+        const setup =
+          recovering === null ? runtime.setup : { ...runtime.setup, recovery: recovering.recovery };
+        const local = createRuntimeTurnRunner(store, setup, models);
         if (turnThreads > 0) {
           const { startTurnThreads } = await import('../../server/turn-threads/pool.js');
           threads = await startTurnThreads({
@@ -269,6 +283,7 @@ export function registerServeCommands(program: Command): void {
             modules: runtime.modules,
             models,
             local,
+            ...(recovering === null ? {} : { recovery: recovering.recovery }),
             onThreadExit: (index, reason) =>
               process.stderr.write(
                 `agentstate: turn thread ${index} stopped (${reason}); starting it again\n`,
@@ -311,6 +326,7 @@ export function registerServeCommands(program: Command): void {
         const stopNow = installGracefulShutdown(app, {
           ...(worker === null ? {} : { signals: ['SIGTERM'] as NodeJS.Signals[] }),
           afterClose: async () => {
+            await recovering?.stop();
             await pool?.close();
             await sweeper?.stop();
             await linked.close();
@@ -324,6 +340,9 @@ export function registerServeCommands(program: Command): void {
           });
         }
         const address = await app.listen({ host: config.host, port: config.port });
+        // Runs a dead server left interrupted are completed from now on, at once and on an interval.
+        log = app.log;
+        recovering?.start(pool ?? local, runtime.agentNames);
         const auth =
           config.apiKeys.size === 0
             ? 'no API keys: unauthenticated, loopback only, tenant "default"'
