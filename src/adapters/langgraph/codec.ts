@@ -30,10 +30,14 @@ function isPlainJson(value: unknown): value is JsonValue {
 /**
  * The stored form of `value`. With the default serializer a plain JSON value is stored as it is (the
  * caller's own object, not a copy: the store copies or serializes what it keeps, and the saver keeps no
- * reference to it).
+ * reference to it). `lenient` as for `isJsonPlusPlain`: the caller retries strictly if the store refuses.
  */
-export async function encodeValue(serde: SerializerProtocol, value: unknown): Promise<Encoded> {
-  if (isJsonPlus(serde) && isJsonPlusPlain(value)) return { kind: 'json', data: value };
+export async function encodeValue(
+  serde: SerializerProtocol,
+  value: unknown,
+  lenient = false,
+): Promise<Encoded> {
+  if (isJsonPlus(serde) && isJsonPlusPlain(value, lenient)) return { kind: 'json', data: value };
   const [type, bytes] = await serde.dumpsTyped(value);
   if (type === 'json') {
     const text = typeof bytes === 'string' ? bytes : decoder.decode(bytes);

@@ -19,12 +19,14 @@ export function isJsonPlus(serde: SerializerProtocol): boolean {
  * True when `value` is plain JSON that JsonPlusSerializer writes unchanged and the store accepts: finite
  * numbers other than -0, well-formed strings, arrays without holes, objects of Object.prototype (or none)
  * without symbol keys, at most MAX_JSON_DEPTH deep (so a cycle is refused, not walked forever), and no
- * object the serializer rewrites (a `Send` given as `{ lg_name: 'Send' }`).
+ * object the serializer rewrites (a `Send` given as `{ lg_name: 'Send' }`). `lenient` leaves out what the
+ * store's own guard refuses (ill-formed text, symbol keys, arrays of a subclass): a caller that passes a
+ * value so checked to the store retries strictly when the store refuses it.
  */
-export function isJsonPlusPlain(value: unknown, depth = 0): value is JsonValue {
+export function isJsonPlusPlain(value: unknown, lenient = false, depth = 0): value is JsonValue {
   switch (typeof value) {
     case 'string':
-      return wellFormed(value);
+      return lenient || wellFormed(value);
     case 'boolean':
       return true;
     case 'number':
@@ -33,19 +35,21 @@ export function isJsonPlusPlain(value: unknown, depth = 0): value is JsonValue {
       if (value === null) return true;
       if (depth >= MAX_JSON_DEPTH) return false;
       if (Array.isArray(value)) {
-        if (Object.getPrototypeOf(value) !== Array.prototype) return false;
+        if (!lenient && Object.getPrototypeOf(value) !== Array.prototype) return false;
         for (let i = 0; i < value.length; i++) {
-          if (!(i in value) || !isJsonPlusPlain(value[i], depth + 1)) return false;
+          if (!(i in value) || !isJsonPlusPlain(value[i], lenient, depth + 1)) return false;
         }
         return true;
       }
       const proto = Object.getPrototypeOf(value);
       if (proto !== Object.prototype && proto !== null) return false;
-      if (Object.getOwnPropertySymbols(value).length > 0) return false;
+      if (!lenient && Object.getOwnPropertySymbols(value).length > 0) return false;
       const record = value as Record<string, unknown>;
       if (record.lg_name === 'Send') return false;
-      for (const key of Object.keys(record)) {
-        if (!wellFormed(key) || !isJsonPlusPlain(record[key], depth + 1)) return false;
+      // for-in also visits inherited keys, which can only refuse more: JSON text holds own keys alone.
+      for (const key in record) {
+        if (!lenient && !wellFormed(key)) return false;
+        if (!isJsonPlusPlain(record[key], lenient, depth + 1)) return false;
       }
       return true;
     }
@@ -76,6 +80,7 @@ function needsSerde(value: Record<string, unknown>): boolean {
  * already, for a value shared within one read) are left as they are.
  */
 export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue, copy: boolean) {
+  if (!copy && !needsAny(data, 0)) return data; // the common case: nothing to revive, one read-only scan
   if (typeof data === 'object' && data !== null && !Array.isArray(data) && needsSerde(data)) {
     return serde.loadsTyped('json', JSON.stringify(data));
   }
@@ -94,6 +99,20 @@ export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue,
   return out;
 }
 
+/** Whether any object in `value` needs the serializer (true as well past MAX_JSON_DEPTH: walk it then). */
+function needsAny(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth >= MAX_JSON_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (needsAny(value[i], depth + 1)) return true;
+    return false;
+  }
+  if (!isPlainObject(value)) return false;
+  if (needsSerde(value)) return true;
+  for (const key in value) if (needsAny(value[key], depth + 1)) return true;
+  return false;
+}
+
 function visit(value: unknown, copy: boolean, deferred: Deferred[]): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
@@ -107,7 +126,9 @@ function visit(value: unknown, copy: boolean, deferred: Deferred[]): unknown {
     return value;
   }
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value)) out[key] = child(value[key], out, key, copy, deferred);
+  for (const key in value) {
+    if (Object.hasOwn(value, key)) out[key] = child(value[key], out, key, copy, deferred);
+  }
   return out;
 }
 

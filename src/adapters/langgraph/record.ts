@@ -66,7 +66,7 @@ export function readRecord(checkpoint: Checkpoint): StoredRecord | null {
  * The channels of a new checkpoint, and the kind of each, in stored form. A channel changed in this step
  * (in `newVersions`) is stored from its value; an unchanged one is carried when the parent stored it at
  * the same version: from the checkpoint's own value when it has one (a version names one value), else from
- * the parent's stored value (`parentChannels`, read only then).
+ * the parent's stored value (`parentChannels`, read only then). `lenient` as for `encodeValue`.
  */
 export async function channelsToStore(
   serde: SerializerProtocol,
@@ -74,6 +74,7 @@ export async function channelsToStore(
   newVersions: Readonly<Record<string, string | number>>,
   parent: ChannelState | null,
   parentChannels: () => Promise<Readonly<JsonObject> | null>,
+  lenient: boolean,
 ): Promise<{ channels: JsonObject; kinds: Record<string, Kind> }> {
   const channels: JsonObject = {};
   const kinds: Record<string, Kind> = {};
@@ -85,7 +86,7 @@ export async function channelsToStore(
       !changed && parent !== null && parent.versions[name] === version && Object.hasOwn(parent.kinds, name);
     if ((changed || carried) && has(name)) {
       // Absent in a changed channel means the channel is empty now.
-      const encoded = await encodeValue(serde, values[name]);
+      const encoded = await encodeValue(serde, values[name], lenient);
       setOwn(channels, name, encoded.data);
       setOwn(kinds, name, encoded.kind);
     } else if (carried) {
@@ -106,6 +107,7 @@ export async function metadataToStore(
   metadata: unknown,
   parent_checkpoint_id: string | null,
   kinds: Record<string, Kind>,
+  lenient: boolean,
 ): Promise<JsonObject> {
   const { channel_values: _values, ...rest } = checkpoint;
   const versions: JsonObject = {};
@@ -118,8 +120,8 @@ export async function metadataToStore(
     checkpoint_ns: run.checkpoint_ns,
     checkpoint_id: checkpoint.id,
     parent_checkpoint_id,
-    checkpoint: packed(await encodeValue(serde, rest)),
-    metadata: packed(await encodeValue(serde, metadata)),
+    checkpoint: packed(await encodeValue(serde, rest, lenient)),
+    metadata: packed(await encodeValue(serde, metadata, lenient)),
     versions,
     kinds,
   };

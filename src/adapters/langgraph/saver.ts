@@ -20,8 +20,9 @@ import { isAgentStateError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { type OpenStoreOptions, openStore } from '../../store/open.js';
-import type { Scope, StateStore } from '../../store/types.js';
+import type { NewCheckpoint, Scope, StateStore } from '../../store/types.js';
 import { checkScope, runOf, stepOf, writeTarget } from './config.js';
+import { isJsonPlus } from './jsonplus.js';
 import { type RunRef, runId, storeCheckpointId } from './keys.js';
 import {
   type ChannelState,
@@ -148,23 +149,26 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const parentStoreId = parentLgId === null ? null : this.storeId(run, parentLgId);
     const parent = parentStoreId === null ? null : await this.parentOf(parentStoreId);
     let parentChannels: Promise<Readonly<JsonObject> | null> | undefined;
-    const { channels, kinds } = await channelsToStore(
-      this.serde,
-      checkpoint,
-      newVersions,
-      parent?.state ?? null,
-      () => {
-        if (parent === null || parentStoreId === null) return Promise.resolve(null);
-        parentChannels ??=
-          parent.channels === null ? this.storedChannels(parentStoreId) : Promise.resolve(parent.channels);
-        return parentChannels;
-      },
-    );
-    const meta = await metadataToStore(this.serde, run, checkpoint, metadata, parentLgId, kinds);
+    const loadParent = () => {
+      if (parent === null || parentStoreId === null) return Promise.resolve(null);
+      parentChannels ??=
+        parent.channels === null ? this.storedChannels(parentStoreId) : Promise.resolve(parent.channels);
+      return parentChannels;
+    };
     const id = this.storeId(run, checkpoint.id);
-    await this.threads.add(run);
-    try {
-      await this.store.putCheckpoint(this.scope, {
+    const encode = async (lenient: boolean) => {
+      const serde = this.serde;
+      const state = parent?.state ?? null;
+      const { channels, kinds } = await channelsToStore(
+        serde,
+        checkpoint,
+        newVersions,
+        state,
+        loadParent,
+        lenient,
+      );
+      const meta = await metadataToStore(serde, run, checkpoint, metadata, parentLgId, kinds, lenient);
+      const input: NewCheckpoint = {
         id,
         run_id: runId(run),
         step: stepOf(metadata),
@@ -172,8 +176,21 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         label: LABEL,
         channels,
         metadata: meta,
-      });
-      this.cache(id, { versions: meta.versions as ChannelState['versions'], kinds });
+      };
+      return { input, state: { versions: meta.versions as ChannelState['versions'], kinds } };
+    };
+    await this.threads.add(run);
+    try {
+      let encoded = await encode(true);
+      try {
+        await this.store.putCheckpoint(this.scope, encoded.input);
+      } catch (error) {
+        // Values were checked leniently (see isJsonPlusPlain): what the store refused goes through the serializer.
+        if (!isAgentStateError(error, 'invalid_request') || !isJsonPlus(this.serde)) throw error;
+        encoded = await encode(false);
+        await this.store.putCheckpoint(this.scope, encoded.input);
+      }
+      this.cache(id, encoded.state);
     } catch (error) {
       // A checkpoint id is written once: a retried put of the same checkpoint keeps the first.
       if (!isAgentStateError(error, 'conflict')) throw error;

@@ -86,6 +86,24 @@ describe.each<StoreName>(['memory', 'sqlite', 'postgres'])('AgentStateSaver valu
     expect((await fresh.getTuple(config))?.checkpoint.channel_values).toEqual({ b: 3 });
   });
 
+  it('stores what only the store refuses through the serializer', async () => {
+    const saver = saverOf();
+    class List extends Array<number> {}
+    const odd = { [Symbol('s')]: 1, '\ud800key': 2, list: List.from([1, 2]), text: 'a\udc00' };
+    const versions = { odd: 1, plain: 1 };
+    const config = await put(
+      saver,
+      { configurable: { thread_id: 'odd' } },
+      0,
+      { odd, plain: [1] },
+      versions,
+      versions,
+    );
+    const [type, bytes] = await new JsonPlusSerializer().dumpsTyped(odd);
+    const expected = await new JsonPlusSerializer().loadsTyped(type, bytes);
+    expect((await saver.getTuple(config))?.checkpoint.channel_values).toEqual({ odd: expected, plain: [1] });
+  });
+
   it('reads what the serializer wrote, and the other way round', async () => {
     const scope = freshScope();
     const slow = new AgentStateSaver({ store: opened.store, ...scope, serde: new SameFormat() });
