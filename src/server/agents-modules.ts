@@ -55,8 +55,10 @@ function isAgent(value: unknown): value is Agent {
 
 /** An agent of code as the registry holds it: no task types, and its description as its greeting. */
 function withTaskTypes(agent: Agent): Agent {
+  // An agent of task types is kept as it is, its properties unread (a getter may have effects).
+  if (Array.isArray(agent.taskTypes)) return agent;
   const greeting = agent.greeting ?? { en: agent.description ?? '', zh: agent.description ?? '' };
-  return Array.isArray(agent.taskTypes) ? agent : { ...agent, taskTypes: [], greeting };
+  return { ...agent, taskTypes: [], greeting };
 }
 
 function isRegistry(value: unknown): value is ToolRegistry {
