@@ -177,6 +177,36 @@ describe('the assistant on a model that calls tools', { timeout: 60_000 }, () =>
     }
   });
 
+  it('a failing model fails the turn with upstream_unavailable and writes nothing; it runs once back', async () => {
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'assistant' });
+    const ask = 'Book BJS to SHA on 2027-01-15 for Alan Kay';
+    model.toolPlans.set(ask, [
+      { name: 'airline_book', arguments: { ...BOOKING, passenger_name: 'Alan Kay' } },
+    ]);
+    model.failing = true;
+    try {
+      await expect(runTurn({ ...options(session.id, scope), input: ask })).rejects.toMatchObject({
+        code: 'upstream_unavailable',
+      });
+    } finally {
+      model.failing = false;
+    }
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    expect((await store.listTasks(scope, { session_id: session.id })).items).toEqual([]);
+    // Back: the interrupted turn is finished first (its input, once), then the new one runs.
+    const next = await runTurn({ ...options(session.id, scope), input: 'thanks!' });
+    expect(next.reply).toBe('«fake-tools» no tool needed');
+    const messages = await store.listMessages(scope, session.id);
+    expect(bookingsFor('Alan Kay')).toBe(1);
+    expect(messages.map((m) => m.content)).toEqual([
+      ask,
+      expect.stringMatching(/^«fake-tools» done: \{"booking_id"/),
+      'thanks!',
+      '«fake-tools» no tool needed',
+    ]);
+  });
+
   it('keeps the slot-filling assistant on the rules model', async () => {
     const scope = freshScope();
     const session = await store.createSession(scope, { agent: 'assistant' });
