@@ -1,4 +1,9 @@
-/** A table of actions: tool, status, attempts, idempotency key, result or error, and why it is UNKNOWN. */
+/**
+ * A table of actions: tool, status, attempts, idempotency key, result or error, and why it is UNKNOWN.
+ * With `onResolved`, an UNKNOWN action has the form to resolve it and a call waiting for approval has
+ * Approve and Deny.
+ */
+import { ApprovalForm, waitsForApproval } from './approval.jsx';
 import { clock, short } from './format.js';
 import { ResolveForm } from './resolve.jsx';
 import { Badge, Empty, SessionLink, TaskLink } from './ui.jsx';
@@ -55,6 +60,7 @@ export function ActionsTable({ actions, onResolved, showTask = false }) {
                   <ResolveForm action={a} onDone={onResolved} />
                 </details>
               ) : null}
+              {waitsForApproval(a) && onResolved ? <ApprovalForm action={a} onDone={onResolved} /> : null}
             </td>
           </tr>
         ))}

@@ -1,10 +1,12 @@
 /**
- * Needs attention: every UNKNOWN action (with the form to resolve it), every task it blocks, PENDING
- * actions older than a minute (a run that may have crashed: resume its session) and FAILED tasks.
+ * Needs attention: tool calls waiting for a person's approval (with Approve and Deny), every UNKNOWN
+ * action (with the form to resolve it), every task it blocks, other PENDING actions older than a minute (a
+ * run that may have crashed: resume its session) and FAILED tasks.
  */
 
 import { ActionsTable } from './actions.jsx';
 import { client } from './api.js';
+import { ApprovalList, waitsForApproval } from './approval.jsx';
 import { ago } from './format.js';
 import { useNow, usePoll } from './hooks.js';
 import { Badge, Empty, ErrorNote, Section, SessionLink, TaskLink } from './ui.jsx';
@@ -21,7 +23,9 @@ async function loadAttention() {
   const blocked = (await Promise.all(taskIds.map((id) => client.tasks.get(id).catch(() => null)))).filter(
     (task) => task !== null,
   );
-  return { unknown: unknown.items, pending: pending.items, failed: failed.items, blocked };
+  const approvals = pending.items.filter(waitsForApproval);
+  const running = pending.items.filter((a) => !waitsForApproval(a));
+  return { unknown: unknown.items, approvals, pending: running, failed: failed.items, blocked };
 }
 
 function TaskRows({ tasks, now }) {
@@ -47,6 +51,17 @@ export function AttentionView() {
   return (
     <div class="attention">
       <ErrorNote error={error} />
+      <Section title={`Waiting for approval (${data.approvals.length})`} id="approvals-title">
+        <p class="muted">
+          Tool calls of chats that wait for a person. The decision is recorded at once; the chat carries it
+          out when it continues.
+        </p>
+        {data.approvals.length === 0 ? (
+          <Empty>No tool call waits for approval.</Empty>
+        ) : (
+          <ApprovalList actions={data.approvals} now={now} onDone={refresh} />
+        )}
+      </Section>
       <Section title={`UNKNOWN actions (${data.unknown.length})`} id="unknown-title">
         <p class="muted">
           The downstream may or may not have done these. Check it, then resolve: the blocked task continues on

@@ -2,6 +2,7 @@
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { client, describeToken, storedToken, storeToken } from './api.js';
+import { waitsForApproval } from './approval.jsx';
 import { AttentionView } from './attention.jsx';
 import { POLL_MS, usePoll, useRoute } from './hooks.js';
 import { SessionView } from './session.jsx';
@@ -51,9 +52,18 @@ function TokenForm({ onDone, current }) {
   );
 }
 
+/** What waits for a person: UNKNOWN actions and tool calls waiting for approval. */
+async function attentionCount() {
+  const [unknown, pending] = await Promise.all([
+    client.actions.list({ status: 'UNKNOWN', limit: 500 }),
+    client.actions.list({ status: 'PENDING', limit: 500 }),
+  ]);
+  return unknown.items.length + pending.items.filter(waitsForApproval).length;
+}
+
 function AttentionCount() {
-  const { data } = usePoll(() => client.actions.list({ status: 'UNKNOWN', limit: 500 }), 'attention');
-  const count = data?.items?.length ?? 0;
+  const { data } = usePoll(attentionCount, 'attention');
+  const count = data ?? 0;
   return count > 0 ? (
     <span class="count">
       {count}

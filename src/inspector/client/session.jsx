@@ -1,6 +1,6 @@
 /**
- * One session: header (status, user, agent, model, expiry countdown), the chat with the task state beside it,
- * the timeline, and the context the model would see now.
+ * One session: header (status, user, agent, model, expiry countdown), the chat with the task state beside it
+ * (a call waiting for approval with Approve and Deny), the timeline, and the context the model would see now.
  *
  * The view follows the session's live events (live.js): the reply is shown as it streams, and any other
  * event of a run (a task or action change, a message, a checkpoint, the run's end) reloads the view at once.
@@ -9,6 +9,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { AgentStateHttpError, all, client } from './api.js';
+import { TaskApprovals } from './approval.jsx';
 import { Chat } from './chat.jsx';
 import { ago, countdown, dateTime } from './format.js';
 import { POLL_MS, useNow, usePoll } from './hooks.js';
@@ -190,7 +191,11 @@ export function SessionView({ id }) {
           {ordered.length === 0 ? (
             <Empty>No task yet.</Empty>
           ) : (
-            ordered.map(({ task, events }) => <TaskState key={task.id} task={task} events={events} />)
+            ordered.map(({ task, events, actions }) => (
+              <TaskState key={task.id} task={task} events={events}>
+                <TaskApprovals actions={actions} onDone={refresh} />
+              </TaskState>
+            ))
           )}
         </Section>
       </div>

@@ -30,7 +30,8 @@ export function Slots({ task }) {
   );
 }
 
-export function TaskState({ task, events, link = true }) {
+/** `children`: what a person can do on the task now (a session's task card: its calls waiting for approval). */
+export function TaskState({ task, events, link = true, children }) {
   return (
     <article class="task-state" data-task={task.id} data-state={task.state}>
       <header class="task-head">
@@ -43,6 +44,7 @@ export function TaskState({ task, events, link = true }) {
       </p>
       <StateDiagram state={task.state} events={events} title={task.type} />
       <Slots task={task} />
+      {children}
     </article>
   );
 }
