@@ -225,10 +225,14 @@ export class RunContext<H extends RunIdentity = RunHeader> {
                   : {}),
               },
             };
+      // The events are taken now, when the write joins the log's queue, as a flush of streamed text takes
+      // its own: events are stored in the order they were taken (text taken by a flush queued after this
+      // commit would otherwise be stored after the run's final event).
       if (batch === null) {
+        const taken = events(false);
         const put = async (): Promise<void> => {
           if (log === null) await this.store.putCheckpoint(this.scope, checkpoint);
-          else await this.store.commitTurn(this.scope, { checkpoint, ...events(false) });
+          else await this.store.commitTurn(this.scope, { checkpoint, ...taken });
         };
         const write = inSpan('agentstate.checkpoint', traced, () => (log === null ? put() : log.serial(put)));
         if (deferred) {
@@ -245,8 +249,8 @@ export class RunContext<H extends RunIdentity = RunHeader> {
           lease === null
             ? {}
             : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
-        const write = () =>
-          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...events(true) });
+        const taken = events(true);
+        const write = () => this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken });
         const done = await inSpan('agentstate.checkpoint', traced, () =>
           log === null ? write() : log.serial(write),
         );
