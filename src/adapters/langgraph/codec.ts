@@ -5,7 +5,7 @@
  */
 import type { SerializerProtocol } from '@langchain/langgraph-checkpoint';
 import { assertPlainJson, type JsonObject, type JsonValue } from '../../core/json.js';
-import { isJsonPlus, isJsonPlusPlain, reviveJsonPlus } from './jsonplus.js';
+import { isJsonPlus, isJsonPlusPlain, type Reuse, reviveJsonPlus } from './jsonplus.js';
 
 /** 'json' when `data` is the parsed JSON text, `b64:<serde type>` when `data` is base64 of the bytes. */
 export type Kind = string;
@@ -54,17 +54,17 @@ export async function encodeValue(
 }
 
 /**
- * The value stored as `data`. `owned`: `data` was read for this call alone and may become the value itself
- * (with the default serializer it is revived in place); otherwise the value shares nothing with `data`.
+ * The value stored as `data`; `reuse` (see jsonplus.ts) tells whether it may share objects with `data`.
+ * Other serializers than the default one always give a value of its own.
  */
 export async function decodeValue(
   serde: SerializerProtocol,
   kind: Kind,
   data: JsonValue,
-  owned = false,
+  reuse: Reuse = 'copy',
 ): Promise<unknown> {
   if (kind === 'json') {
-    if (isJsonPlus(serde)) return reviveJsonPlus(serde, data, !owned);
+    if (isJsonPlus(serde)) return reviveJsonPlus(serde, data, reuse);
     return serde.loadsTyped('json', JSON.stringify(data));
   }
   if (kind.startsWith('b64:') && typeof data === 'string') {

@@ -75,15 +75,23 @@ function needsSerde(value: Record<string, unknown>): boolean {
 }
 
 /**
- * The value JsonPlusSerializer's `loadsTyped('json', JSON.stringify(data))` gives. With `copy` false, `data`
- * must be the caller's own (freshly read): it is revived in place. Objects that are no longer plain (revived
- * already, for a value shared within one read) are left as they are.
+ * How a value read may be handed out: 'owned' (read for this call alone: it may become the value itself,
+ * revived in place), 'copy' (the value shares nothing with what was read), or the set of objects handed
+ * out so far by one read of several values (a page of history, whose values may share parts): a value
+ * that holds none of them and nothing to revive is handed out as it is, and its objects join the set;
+ * any other is copied.
  */
-export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue, copy: boolean) {
-  if (!copy && !needsAny(data, 0)) return data; // the common case: nothing to revive, one read-only scan
+export type Reuse = 'owned' | 'copy' | Set<object>;
+
+/** The value JsonPlusSerializer's `loadsTyped('json', JSON.stringify(data))` gives; `reuse` as above. */
+export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue, reuse: Reuse) {
+  // The common cases: nothing to revive (and nothing shared), one read-only scan.
+  if (reuse === 'owned' && !needsAny(data, 0)) return data;
+  if (reuse instanceof Set && reusable(data, reuse, 0)) return data;
   if (typeof data === 'object' && data !== null && !Array.isArray(data) && needsSerde(data)) {
     return serde.loadsTyped('json', JSON.stringify(data));
   }
+  const copy = reuse !== 'owned';
   const deferred: Deferred[] = [];
   const out = visit(data, copy, deferred);
   if (deferred.length > 0) {
@@ -97,6 +105,24 @@ export async function reviveJsonPlus(serde: SerializerProtocol, data: JsonValue,
     );
   }
   return out;
+}
+
+/**
+ * True when `value` holds no object of `seen` and none that needs the serializer; its objects are added
+ * to `seen` as they are walked (on false, some may be: that only makes later values copy more).
+ */
+function reusable(value: unknown, seen: Set<object>, depth: number): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth >= MAX_JSON_DEPTH || seen.has(value)) return false;
+  if (Array.isArray(value)) {
+    seen.add(value);
+    for (let i = 0; i < value.length; i++) if (!reusable(value[i], seen, depth + 1)) return false;
+    return true;
+  }
+  if (!isPlainObject(value) || needsSerde(value)) return false;
+  seen.add(value);
+  for (const key in value) if (!reusable(value[key], seen, depth + 1)) return false;
+  return true;
 }
 
 /** Whether any object in `value` needs the serializer (true as well past MAX_JSON_DEPTH: walk it then). */

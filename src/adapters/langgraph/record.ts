@@ -6,6 +6,7 @@ import type { Checkpoint as LgCheckpoint, SerializerProtocol } from '@langchain/
 import type { JsonObject, JsonValue } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { decodeValue, encodeValue, type Kind, packed, setOwn, unpack } from './codec.js';
+import type { Reuse } from './jsonplus.js';
 import type { RunRef } from './keys.js';
 
 export const LABEL = 'langgraph';
@@ -127,22 +128,22 @@ export async function metadataToStore(
   };
 }
 
-/** The LangGraph checkpoint and metadata of a stored record; `owned` as for `decodeValue`. */
+/** The LangGraph checkpoint and metadata of a stored record; `reuse` as for `decodeValue`. */
 export async function decodeRecord(
   serde: SerializerProtocol,
   record: StoredRecord,
-  owned: boolean,
+  reuse: Reuse,
 ): Promise<{ checkpoint: LgCheckpoint; metadata: Record<string, unknown> }> {
   const base = unpack(record.checkpoint);
-  const checkpoint = (await decodeValue(serde, base.kind, base.data, owned)) as LgCheckpoint;
+  const checkpoint = (await decodeValue(serde, base.kind, base.data, reuse)) as LgCheckpoint;
   const channel_values: Record<string, unknown> = {};
   for (const [name, kind] of Object.entries(record.kinds)) {
     if (!Object.hasOwn(record.channels, name)) continue;
     const data = record.channels[name] as JsonValue;
-    setOwn(channel_values, name, await decodeValue(serde, kind, data, owned));
+    setOwn(channel_values, name, await decodeValue(serde, kind, data, reuse));
   }
   const meta = unpack(record.metadata);
-  const metadata = (await decodeValue(serde, meta.kind, meta.data, owned)) as Record<string, unknown>;
+  const metadata = (await decodeValue(serde, meta.kind, meta.data, reuse)) as Record<string, unknown>;
   return {
     checkpoint: {
       ...checkpoint,

@@ -101,7 +101,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const record = stored === null ? null : this.remember(stored);
     if (record === null) return undefined;
     const pending = await this.writes.list(run, record.checkpoint_id);
-    return toTuple(this.serde, record, pending, this.writes, true);
+    return toTuple(this.serde, record, pending, this.writes, 'owned');
   }
 
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -257,17 +257,20 @@ export class AgentStateSaver extends BaseCheckpointSaver {
         const record = readRecord(stored);
         if (record !== null && accept(record)) records.push(record);
       }
-      // One read of the page's pending writes; the page's records may share values, so each is copied.
+      // One read of the page's pending writes. The page's records may share values: every tuple is built
+      // before the first is handed out, and a part another tuple holds already is copied.
       const writes = await this.writes.listMany(
         run,
         records.map((record) => record.checkpoint_id),
       );
+      const seen = new Set<object>();
+      const tuples: CheckpointTuple[] = [];
       for (const record of records) {
         const pending = writes.get(record.checkpoint_id) ?? [];
-        const tuple = await toTuple(this.serde, record, pending, this.writes, false);
-        if (filter !== undefined && !matches(tuple.metadata, filter)) continue;
-        yield tuple;
+        const tuple = await toTuple(this.serde, record, pending, this.writes, seen);
+        if (filter === undefined || matches(tuple.metadata, filter)) tuples.push(tuple);
       }
+      yield* tuples;
       cursor = page.next_cursor;
     } while (cursor !== null);
   }

@@ -7,21 +7,22 @@ import {
   type SerializerProtocol,
   TASKS,
 } from '@langchain/langgraph-checkpoint';
+import type { Reuse } from './jsonplus.js';
 import { decodeRecord, type StoredRecord } from './record.js';
 import type { WritesStore } from './writes.js';
 
 /**
  * `pendingWrites`: the record's writes, read by the caller (a page of history reads them at once).
- * `owned` as for `decodeValue`: the record was read for this tuple alone.
+ * `reuse` as for `decodeValue`.
  */
 export async function toTuple(
   serde: SerializerProtocol,
   record: StoredRecord,
   pendingWrites: CheckpointPendingWrite[],
   writes: WritesStore,
-  owned: boolean,
+  reuse: Reuse,
 ): Promise<CheckpointTuple> {
-  const { checkpoint, metadata } = await decodeRecord(serde, record, owned);
+  const { checkpoint, metadata } = await decodeRecord(serde, record, reuse);
   const { run, parent_checkpoint_id: parent } = record;
   if (checkpoint.v < 4 && parent !== null) await migratePendingSends(checkpoint, record, writes, parent);
   const tuple: CheckpointTuple = {

@@ -130,7 +130,7 @@ export class WritesStore {
     return Promise.all(
       rows.map(
         async ({ task, write }) =>
-          [task, write.c, await decodeValue(this.serde, write.k, write.d, true)] as CheckpointPendingWrite,
+          [task, write.c, await decodeValue(this.serde, write.k, write.d, 'owned')] as CheckpointPendingWrite,
       ),
     );
   }

@@ -7,7 +7,12 @@ import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { DeltaSnapshot, JsonPlusSerializer } from '@langchain/langgraph-checkpoint';
 import { describe, expect, it } from 'vitest';
 import { decodeValue, encodeValue } from '../../../src/adapters/langgraph/codec.js';
-import { isJsonPlus, isJsonPlusPlain, reviveJsonPlus } from '../../../src/adapters/langgraph/jsonplus.js';
+import {
+  isJsonPlus,
+  isJsonPlusPlain,
+  type Reuse,
+  reviveJsonPlus,
+} from '../../../src/adapters/langgraph/jsonplus.js';
 import type { JsonValue } from '../../../src/core/json.js';
 
 const serde = new JsonPlusSerializer();
@@ -17,11 +22,11 @@ async function viaSerde(value: unknown): Promise<unknown> {
   return serde.loadsTyped(type, bytes);
 }
 
-async function viaSaver(value: unknown, owned: boolean): Promise<unknown> {
+async function viaSaver(value: unknown, reuse: Reuse): Promise<unknown> {
   const encoded = await encodeValue(serde, value);
   // What a store hands back: a fresh copy of what it was given.
   const stored = JSON.parse(JSON.stringify(encoded.data)) as JsonValue;
-  return decodeValue(serde, encoded.kind, stored, owned);
+  return decodeValue(serde, encoded.kind, stored, reuse);
 }
 
 const message = (i: number) => ({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', content: `hello ${i}` });
@@ -71,8 +76,8 @@ describe('the default serializer without its text round trips', () => {
   for (const [name, make] of Object.entries(VALUES)) {
     it(`gives back what the serializer gives for ${name}`, async () => {
       const expected = await viaSerde(make());
-      for (const owned of [true, false]) {
-        const got = await viaSaver(make(), owned);
+      for (const reuse of ['owned', 'copy', new Set<object>()] as const) {
+        const got = await viaSaver(make(), reuse);
         expect(got).toEqual(expected);
         expect(got?.constructor).toBe(expected?.constructor);
         if (Array.isArray(expected)) {
@@ -108,22 +113,33 @@ describe('the default serializer without its text round trips', () => {
     const stored = JSON.parse(
       JSON.stringify(await encodeValue(serde, { messages: [new HumanMessage('hi'), message(1)] })),
     ).data as JsonValue;
-    const copy = (await reviveJsonPlus(serde, stored, true)) as { messages: unknown[] };
+    const copy = (await reviveJsonPlus(serde, stored, 'copy')) as { messages: unknown[] };
     expect(copy).not.toBe(stored);
     expect(copy.messages[1]).not.toBe((stored as { messages: unknown[] }).messages[1]);
     expect(copy.messages[0]).toBeInstanceOf(HumanMessage);
 
-    const first = (await reviveJsonPlus(serde, stored, false)) as { messages: unknown[] };
+    const first = (await reviveJsonPlus(serde, stored, 'owned')) as { messages: unknown[] };
     expect(first).toBe(stored);
     expect(first.messages[0]).toBeInstanceOf(HumanMessage);
-    const again = (await reviveJsonPlus(serde, stored, false)) as { messages: unknown[] };
+    const again = (await reviveJsonPlus(serde, stored, 'owned')) as { messages: unknown[] };
     expect(again.messages[0]).toBe(first.messages[0]);
+  });
+
+  it('hands out a page of values as they are until they share a part', async () => {
+    const shared = { role: 'user', content: 'one' };
+    const seen = new Set<object>();
+    const first = { messages: [shared] } as JsonValue;
+    const second = { messages: [shared, { role: 'assistant', content: 'two' }] } as JsonValue;
+    expect(await reviveJsonPlus(serde, first, seen)).toBe(first);
+    const got = (await reviveJsonPlus(serde, second, seen)) as { messages: unknown[] };
+    expect(got).toEqual(second);
+    expect(got.messages[0]).not.toBe(shared);
   });
 
   it('keeps a `__proto__` key as the serializer does', async () => {
     const stored = JSON.parse('{"a":{"__proto__":{"x":1},"y":2}}') as JsonValue;
     const expected = await serde.loadsTyped('json', JSON.stringify(stored));
-    expect(await reviveJsonPlus(serde, stored, true)).toEqual(expected);
+    expect(await reviveJsonPlus(serde, stored, 'copy')).toEqual(expected);
     expect(({} as Record<string, unknown>).x).toBeUndefined();
   });
 });
