@@ -21,6 +21,7 @@ import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { type OpenStoreOptions, openStore } from '../../store/open.js';
 import type { NewCheckpoint, Scope, StateStore } from '../../store/types.js';
+import { setBounded } from './bounded.js';
 import { checkScope, runOf, stepOf, writeTarget } from './config.js';
 import { isJsonPlus } from './jsonplus.js';
 import { type RunRef, runId, storeCheckpointId } from './keys.js';
@@ -94,13 +95,21 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const run = runOf(config, false);
     if (run === null) return undefined;
     const id = config.configurable?.checkpoint_id;
-    const stored =
-      typeof id === 'string' && id !== ''
-        ? await this.store.getCheckpoint(this.scope, storeCheckpointId(this.scope, run, id))
-        : await this.store.latestCheckpoint(this.scope, runId(run));
+    const named = typeof id === 'string' && id !== '' ? id : null;
+    // A named checkpoint's pending writes are read beside it (a round trip fewer on a server).
+    const [stored, namedWrites] = await Promise.all([
+      named === null
+        ? this.store.latestCheckpoint(this.scope, runId(run))
+        : this.store.getCheckpoint(this.scope, storeCheckpointId(this.scope, run, named)),
+      // Its failure fails nothing yet: without the checkpoint there is nothing to read writes for.
+      named === null ? null : this.writes.list(run, named).catch(() => null),
+    ]);
     const record = stored === null ? null : this.remember(stored);
     if (record === null) return undefined;
-    const pending = await this.writes.list(run, record.checkpoint_id);
+    const pending =
+      namedWrites !== null && record.checkpoint_id === named
+        ? namedWrites
+        : await this.writes.list(run, record.checkpoint_id);
     return toTuple(this.serde, record, pending, this.writes, 'owned');
   }
 
@@ -320,13 +329,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   }
 
   private cache(id: string, state: ChannelState): void {
-    this.recent.delete(id);
-    this.recent.set(id, { versions: state.versions, kinds: state.kinds });
-    while (this.recent.size > this.cacheSize) {
-      const oldest = this.recent.keys().next().value;
-      if (oldest === undefined) break;
-      this.recent.delete(oldest);
-    }
+    setBounded(this.recent, id, { versions: state.versions, kinds: state.kinds }, this.cacheSize);
   }
 }
 
