@@ -6,41 +6,26 @@
  * (SIGKILL) while it waits for the session. A runs the queued input once its own turn is over: the
  * session holds it once, after the booking, answered.
  */
-import type { ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AirlineService, startAirlineService } from '../../src/demo/index.js';
 import { QUEUE_NAMESPACE } from '../../src/server/turn-queue.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
-import { spawnCli, tempDir } from './run.js';
+import { type ServeChild, startServe } from '../http/serve-child.js';
+import { tempDir } from './run.js';
 
 const tmp = tempDir();
 const DB = join(tmp.dir, 'queue.db');
 let airline: AirlineService;
-const children: ChildProcess[] = [];
+const servers: ServeChild[] = [];
 
-async function serve(name: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawnCli(
-    ['serve', '--port', '0', '--store', `sqlite:${DB}`, '--data-dir', join(tmp.dir, `data-${name}`)],
-    tmp.dir,
-    { AGENTSTATE_AIRLINE_URL: airline.url, AGENTSTATE_LOG_LEVEL: 'warn' },
-  );
-  children.push(child);
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve ${name} printed no URL: ${output}`)), 60_000);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /agentstate serving (http:\/\/\S+)/.exec(output);
-      if (match !== null) {
-        clearTimeout(timer);
-        resolve(match[1] as string);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`serve ${name} exited with ${code}: ${output}`)));
-  });
-  return { child, url };
+/** A server on the shared SQLite file, in a folder of its own. */
+function serve(name: string): Promise<ServeChild> {
+  const cwd = join(tmp.dir, name);
+  mkdirSync(cwd, { recursive: true });
+  return startServe({ store: `sqlite:${DB}`, cwd, env: { AGENTSTATE_AIRLINE_URL: airline.url } });
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, as JSON
@@ -58,12 +43,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
-  }
+  for (const server of servers) await server.stop();
   await airline.close();
   tmp.cleanup();
 });
@@ -71,6 +51,7 @@ afterAll(async () => {
 describe('a queued input whose server is killed', { timeout: 120_000 }, () => {
   it('still runs, once and in order, on the instance that held the session', async () => {
     const [a, b] = await Promise.all([serve('a'), serve('b')]);
+    servers.push(a, b);
     const made = await post(a.url, '/v1/sessions', {
       agent: 'flight_booking',
       context: { on_busy: 'enqueue' },

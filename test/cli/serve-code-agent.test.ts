@@ -3,17 +3,17 @@
  * first turn asks a question (the session waits for its user), the next turn answers it, and the booking it
  * makes at the demo airline is a recorded action of the session.
  */
-import type { ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AirlineService, startAirlineService } from '../../src/demo/index.js';
-import { spawnCli, tempDir } from './run.js';
+import { type ServeChild, startServe } from '../http/serve-child.js';
+import { tempDir } from './run.js';
 
 const tmp = tempDir();
 const MODULE = join(dirname(fileURLToPath(import.meta.url)), '../runtime/trip-agent.ts');
 let airline: AirlineService;
-let child: ChildProcess;
+let served: ServeChild;
 let url = '';
 
 // biome-ignore lint/suspicious/noExplicitAny: answers are read field by field, as JSON
@@ -28,27 +28,17 @@ async function post(path: string, body: unknown): Promise<{ status: number; json
 
 beforeAll(async () => {
   airline = await startAirlineService({ dataDir: join(tmp.dir, 'airline') });
-  child = spawnCli(
-    ['serve', '--port', '0', '--store', `sqlite:${tmp.dir}/code.db`, '--agents', MODULE],
-    tmp.dir,
-    { AGENTSTATE_AIRLINE_URL: airline.url, AGENTSTATE_LOG_LEVEL: 'warn' },
-  );
-  let output = '';
-  url = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /agentstate serving (http:\/\/\S+)/.exec(output);
-      if (match !== null) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
+  served = await startServe({
+    store: `sqlite:${tmp.dir}/code.db`,
+    cwd: tmp.dir,
+    args: ['--agents', MODULE],
+    env: { AGENTSTATE_AIRLINE_URL: airline.url },
   });
+  url = served.url;
 }, 120_000);
 
 afterAll(async () => {
-  if (child.exitCode === null) {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-  }
+  await served.stop();
   await airline.close();
   tmp.cleanup();
 });

@@ -1,12 +1,26 @@
 /** The test database, and a fresh random schema per test file (dropped by the file's cleanup). */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { afterAll } from 'vitest';
 
 export const POSTGRES_URL =
   process.env.AGENTSTATE_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export function randomSchema(): string {
   return `t_${randomUUID().replaceAll('-', '').slice(0, 20)}`;
+}
+
+/** A maker of fresh schemas for the calling test file, every one dropped when the file's tests are done. */
+export function freshSchemas(): () => string {
+  const made: string[] = [];
+  afterAll(async () => {
+    for (const schema of made) await dropSchema(schema);
+  });
+  return () => {
+    const schema = randomSchema();
+    made.push(schema);
+    return schema;
+  };
 }
 
 export function schemaUrl(schema: string, base: string = POSTGRES_URL): string {

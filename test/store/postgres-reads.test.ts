@@ -1,38 +1,15 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
 import { runIdFor } from '../../src/core/run-id.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import { ACTION_COLUMNS, TASK_COLUMNS } from '../../src/store/sql/rows.js';
 import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/session-head.js';
-import {
-  adminQuery,
-  countingPool,
-  dropSchema,
-  POSTGRES_URL,
-  randomSchema,
-  schemaUrl,
-} from './postgres-env.js';
+import { adminQuery, countingPool, freshSchemas, POSTGRES_URL, schemaUrl } from './postgres-env.js';
 
-const schemas: string[] = [];
-const freshSchema = () => {
-  const schema = randomSchema();
-  schemas.push(schema);
-  return schema;
-};
+const freshSchema = freshSchemas();
 const scope = { tenant_id: 'tenant', user_id: 'user' };
-
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-async function _migrationRows(schema: string) {
-  const result = await adminQuery(
-    `SELECT version, name, applied_at FROM "${schema}".agentstate_migrations ORDER BY version`,
-  );
-  return result.rows;
-}
 
 describe('postgres store reads', () => {
   it("computes a session's next run id in SQL as runIdFor does (the head statement's next_run)", async () => {

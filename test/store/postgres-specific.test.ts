@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { isAgentStateError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open.js';
@@ -14,19 +14,10 @@ import {
 import { MIGRATIONS } from '../../src/store/sql/schema.js';
 import type { StateStore } from '../../src/store/types.js';
 import { checkpointStorageTests } from './checkpoint-storage.js';
-import { adminQuery, dropSchema, POSTGRES_URL, randomSchema, schemaUrl } from './postgres-env.js';
+import { adminQuery, freshSchemas, POSTGRES_URL, schemaUrl } from './postgres-env.js';
 
-const schemas: string[] = [];
-const freshSchema = () => {
-  const schema = randomSchema();
-  schemas.push(schema);
-  return schema;
-};
+const freshSchema = freshSchemas();
 const scope = { tenant_id: 'tenant', user_id: 'user' };
-
-afterAll(async () => {
-  for (const schema of schemas) await dropSchema(schema);
-});
 
 async function migrationRows(schema: string) {
   const result = await adminQuery(
