@@ -244,8 +244,10 @@ describe.each(stores)('a run whose server is killed, on %s', (label, storeUrl) =
         if (runs.length === 0) await sleep(100);
       }
       expect(runs).toHaveLength(1);
-      // Its previous incarnation's lease was freed, not waited out: freeing succeeds only while it is held.
-      expect(runs[0]?.took_over).toBe(true);
+      // Its previous incarnation's lease was freed, not waited out: freeing succeeds only while it is held,
+      // which is at least 6.6 s after the kill (renewed every third of its 10 s TTL). A restart slower than
+      // that (a loaded machine) finds it expired, and then there is nothing to free.
+      if (again.listenedAt - killedAt < 6_000) expect(runs[0]?.took_over).toBe(true);
       expect(bookings(passenger)).toHaveLength(1);
       const elapsed = Date.now() - killedAt;
       expect(elapsed).toBeLessThan(60_000);
