@@ -94,6 +94,25 @@ export const JsonObjectSchema = jsonObject;
 const isoTimestamp = z.iso.datetime({ offset: false });
 const nullableTimestamp = isoTimestamp.nullable();
 
+export const ForkOriginSchema = z.object({
+  session_id: z.string(),
+  seq: z.number().int(),
+  checkpoint_id: z.string().nullable(),
+});
+export type ForkOrigin = z.infer<typeof ForkOriginSchema>;
+
+/**
+ * A session's history as ranges of stored lines: `segments` (each the messages from_seq..to_seq as stored
+ * under session `line`), then the session's own messages from `own_from` on. Seq numbers a reader sees run
+ * through the segments, then the own messages. `held_until`: how long the lines of the segments are kept.
+ */
+export const SessionHistorySchema = z.object({
+  segments: z.array(z.object({ line: z.string(), from_seq: z.number().int(), to_seq: z.number().int() })),
+  own_from: z.number().int(),
+  held_until: isoTimestamp,
+});
+export type SessionHistory = z.infer<typeof SessionHistorySchema>;
+
 export const SessionSchema = z.object({
   id: z.string(),
   tenant_id: z.string(),
@@ -108,6 +127,12 @@ export const SessionSchema = z.object({
   last_activity_at: isoTimestamp,
   expires_at: isoTimestamp,
   ended_at: nullableTimestamp,
+  /** Set on a fork: the session and message it starts from (and the checkpoint it was asked at). */
+  forked_from: ForkOriginSchema.optional(),
+  /** Set on a fork or a rewound session: where its history is read from. */
+  history: SessionHistorySchema.optional(),
+  /** Set while forks read this session's messages: they are kept until then, even once it expires. */
+  retained_until: isoTimestamp.optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
 

@@ -25,6 +25,7 @@
  *   `invalid_request` naming the field, and changes nothing.
  */
 import type { ActionCalls } from './actions.js';
+import type { BranchCalls } from './branches.js';
 import type { CheckpointCalls } from './checkpoints.js';
 import type { StoreCapabilities } from './common.js';
 import type { CoordinationCalls } from './coordination.js';
@@ -42,6 +43,7 @@ export type {
   ActionResolution,
   NewAction,
 } from './actions.js';
+export type { BranchCalls, ForkPoint, NewFork, Rewind, RewindResult } from './branches.js';
 export type { CheckpointQuery, NewCheckpoint } from './checkpoints.js';
 export {
   DEFAULT_PAGE_LIMIT,
@@ -78,6 +80,7 @@ export type { TurnBatch, TurnEvents, TurnResult } from './turn.js';
 /** A store: the calls of every domain, one file each beside this one. */
 export interface StateStore
   extends SessionCalls,
+    BranchCalls,
     MessageCalls,
     TaskCalls,
     ActionCalls,

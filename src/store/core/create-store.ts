@@ -20,9 +20,11 @@ import { SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption } from '../shared/next-run.js';
 import * as t from '../types.js';
 import * as actions from './actions.js';
+import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
 import type { StoreDriver } from './driver.js';
 import * as events from './events.js';
+import { readLastMessages, shownCount } from './history.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
 import * as sessions from './sessions.js';
@@ -63,15 +65,15 @@ export class CoreStore extends StoreBase implements t.StateStore {
       return { open, nextRun: checkNextRunOption(options.next_run, `[${this.adapter}] `) };
     };
     const fast = this.driver.fast?.sessionHead?.bind(this.driver.fast);
-    if (fast !== undefined) {
-      return this.read(check, (op, asked) =>
-        fast(scope, id, { openTasks: asked.open, nextRun: asked.nextRun }, isoAt(op.now)),
-      );
-    }
     return this.read(check, async (op, asked) => {
+      if (fast !== undefined) {
+        const head = await fast(scope, id, { openTasks: asked.open, nextRun: asked.nextRun }, isoAt(op.now));
+        // A fork's newest message may be an ancestor's: the generic path reads its history.
+        if (head === null || head.session.history === undefined) return head;
+      }
       const session = await sessions.liveSession(op, scope, id);
       if (session === null) return null;
-      const last = (await op.tx.lastMessages(session, 1))[0] ?? null;
+      const last = (await readLastMessages(op, session, 1))[0] ?? null;
       let head: t.SessionHead = { session, last_message: last };
       if (asked.open !== null) {
         const open = await op.tx.listTasks(
@@ -120,6 +122,57 @@ export class CoreStore extends StoreBase implements t.StateStore {
       () => this.scoped(scope, [id, 'session', 'session id']),
       (op) => sessions.deleteSession(op, scope, id),
     );
+  }
+
+  // branches
+  forkSession(scope: t.ReadScope, id: string, input: t.NewFork): Promise<Session> {
+    const check = () => {
+      this.scoped(scope, [id, 'session', 'session id']);
+      return branches.checkFork(this.env, input);
+    };
+    return this.write(check, (op, checked) => branches.forkSession(op, scope, id, checked));
+  }
+  rewindSession(scope: t.ReadScope, id: string, input: t.Rewind): Promise<t.RewindResult> {
+    const check = () => {
+      this.scoped(scope, [id, 'session', 'session id']);
+      return branches.checkRewind(this.env, input);
+    };
+    return this.write(check, (op, checked) => branches.rewindSession(op, scope, id, checked));
+  }
+  listBranches(scope: t.ReadScope, id: string): Promise<Session[]> {
+    return this.read(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      (op) => branches.listBranches(op, scope, id),
+    );
+  }
+
+  /** The task half of a fork or a rewind whose sessions another store holds (the tiered store's). */
+  branchTasks(scope: t.ReadScope, input: branches.TaskBranching): Promise<void> {
+    return this.write(
+      () => this.scoped(scope),
+      (op) => branches.branchTasks(op, input),
+    );
+  }
+  /** For the tiered store: the fork point of a checkpoint written at `at`, and when the next message was. */
+  forkPointOf(scope: t.ReadScope, id: string, seq: number | null, at: string | null) {
+    return this.read(
+      () => this.scoped(scope, [id, 'session', 'session id']),
+      async (op) => {
+        const session = await sessions.requireSession(op, scope, id);
+        const count = await shownCount(op.tx, session);
+        const point =
+          at === null ? Math.min(seq ?? 0, count) : await branches.messagesBefore(op, session, count, at);
+        return { session, seq: point, cut: await branches.cutOf(op, session, point) };
+      },
+    );
+  }
+  /** forkSession at a point found by forkPointOf. */
+  forkAt(scope: t.ReadScope, id: string, input: t.NewFork, seq: number): Promise<Session> {
+    const check = () => {
+      this.scoped(scope, [id, 'session', 'session id']);
+      return branches.checkFork(this.env, input);
+    };
+    return this.write(check, (op, checked) => branches.forkSession(op, scope, id, checked, seq));
   }
 
   // messages

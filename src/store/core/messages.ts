@@ -5,6 +5,7 @@ import { MESSAGE_ROLES, type Message, type Session, type ToolCall } from '../../
 import { MESSAGE_FIELDS, TOOL_CALL_FIELDS } from '../shared/known-fields.js';
 import type { MessageQuery, NewMessage, ReadScope } from '../types.js';
 import type { CoreEnv, Op, WriteOp } from './context.js';
+import { readLastMessages, readMessages, shownSeq } from './history.js';
 import { liveSession, renewed, replaceSession, requireSession } from './sessions.js';
 
 export const MAX_MESSAGE_LIMIT = 1000;
@@ -75,7 +76,10 @@ export async function appendChecked(
   }));
   await op.tx.appendMessages(session, added);
   const after = await replaceSession(op, renewed(op.now, session), session);
-  return { messages: added, session: after };
+  // Stored under the session's own line; a fork or a rewound session shows them after its history.
+  const shown =
+    session.history === undefined ? added : added.map((m) => ({ ...m, seq: shownSeq(session, m.seq) }));
+  return { messages: shown, session: after };
 }
 
 export function checkMessageQuery(env: CoreEnv, query: MessageQuery): { after: number; limit: number } {
@@ -94,7 +98,7 @@ export async function listMessages(
   query: { after: number; limit: number },
 ): Promise<Message[]> {
   const session = await liveSession(op, scope, session_id);
-  return session === null ? [] : op.tx.listMessages(session, query.after, query.limit);
+  return session === null ? [] : readMessages(op, session, query.after, query.limit);
 }
 
 export async function lastMessages(
@@ -104,5 +108,5 @@ export async function lastMessages(
   n: number,
 ): Promise<Message[]> {
   const session = await liveSession(op, scope, session_id);
-  return session === null ? [] : op.tx.lastMessages(session, n);
+  return session === null ? [] : readLastMessages(op, session, n);
 }

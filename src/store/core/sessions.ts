@@ -6,6 +6,7 @@ import { SESSION_STATUSES, SESSION_TRANSITIONS, type Session, type SessionStatus
 import { SESSION_FIELDS, SESSION_PATCH_FIELDS, SESSION_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewSession, Page, ReadScope, Scope, SessionPatch, SessionQuery } from '../types.js';
 import { type CoreEnv, conflict, notFound, type Op, type WriteOp } from './context.js';
+import { withHolds } from './holds.js';
 import { askPage, toPage } from './paging.js';
 
 export interface CheckedSessionPatch {
@@ -56,7 +57,8 @@ export function renewed(now: number, session: Session): Session {
 }
 
 /** Writes `next` over `previous`; a concurrent change in between is a version conflict. */
-export async function replaceSession(op: WriteOp, next: Session, previous: Session): Promise<Session> {
+export async function replaceSession(op: WriteOp, renewedNext: Session, previous: Session): Promise<Session> {
+  const next = await withHolds(op, renewedNext);
   if (!(await op.tx.replaceSession(next, previous))) {
     const now = await op.tx.getSession({ tenant_id: previous.tenant_id }, previous.id);
     throw versionConflict(op.env.adapter, 'session', previous.id, previous.version, now?.version ?? null);
@@ -161,6 +163,13 @@ export async function endSession(op: WriteOp, scope: ReadScope, id: string): Pro
 export async function deleteSession(op: WriteOp, scope: ReadScope, id: string): Promise<boolean> {
   const current = await liveSession(op, scope, id);
   if (current === null) return false;
+  if (current.retained_until !== undefined && Date.parse(current.retained_until) > op.now) {
+    // Forks still read its messages: gone for its readers now, kept until the forks no longer need it.
+    const at = isoAt(op.now);
+    const hidden: Session = { ...current, status: 'ended', ended_at: current.ended_at ?? at, expires_at: at };
+    await replaceSession(op, { ...hidden, version: current.version + 1, updated_at: at }, current);
+    return true;
+  }
   await op.tx.deleteSession(current);
   return true;
 }

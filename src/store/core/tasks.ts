@@ -77,7 +77,7 @@ const isFinal = (state: TaskState) => FINAL_TASK_STATES.includes(state);
 /** The scope of a task's owner: the session a task names must be one of theirs. */
 const ownerOf = (task: Task): Scope => ({ tenant_id: task.tenant_id, user_id: task.user_id });
 
-function event(op: Op, task: Task, from: TaskState | null, cause: string): TaskEvent {
+export function event(op: Op, task: Task, from: TaskState | null, cause: string): TaskEvent {
   return {
     id: newId('event', op.env.random),
     tenant_id: task.tenant_id,

@@ -3,6 +3,7 @@
  * (it holds everything in this process; there is no index to ask).
  */
 import type { Action, SessionStatus, Task } from '../../core/model.js';
+import { keptUntilMs } from '../shared/kept-until.js';
 import type { CheckedRetention } from '../shared/retention.js';
 import { emptyStats } from '../shared/retention.js';
 import type { ActionStats, RetentionSweep } from '../types.js';
@@ -12,7 +13,7 @@ export function sweepExpired(t: Tables, tx: Tx, now: number, limit: number): num
   let removed = 0;
   for (const [id, row] of t.sessions) {
     if (removed >= limit) break;
-    if (Date.parse(row.rec.expires_at) > now) continue;
+    if (keptUntilMs(row.rec) > now) continue;
     tx.delete(t.sessions, id);
     tx.delete(t.messages, id);
     removed++;

@@ -90,7 +90,8 @@ export class MemoryTx implements DriverTx {
     if (
       row === undefined ||
       row.rec.version !== previous.version ||
-      row.rec.expires_at !== previous.expires_at
+      row.rec.expires_at !== previous.expires_at ||
+      row.rec.retained_until !== previous.retained_until
     )
       return false;
     this.tx.set(this.t.sessions, next.id, { seq: row.seq, rec: copy(next) });

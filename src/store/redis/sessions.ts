@@ -5,6 +5,7 @@
  */
 import type { Message, Session } from '../../core/model.js';
 import type { Listed, PageRequest, SessionFilter } from '../core/driver.js';
+import { keptUntilMs } from '../shared/kept-until.js';
 import type { ReadScope } from '../types.js';
 import { Io, type Row } from './io.js';
 import { indexMember } from './keys.js';
@@ -24,7 +25,7 @@ export class SessionRows extends Io {
   private putSession(session: Session, extra: Record<string, number> = {}): void {
     const keys = this.keys(session);
     const plan = this.p;
-    const expires = Date.parse(session.expires_at);
+    const expires = keptUntilMs(session);
     const ttl = nativeTtlMs(expires, this.ctx.clock.now(), session.ttl_seconds);
     plan.put(keys.session(session.id), JSON.stringify(session), { x: expires, ...extra });
     plan.write('PEXPIRE', keys.session(session.id), ttl);
@@ -71,7 +72,12 @@ export class SessionRows extends Io {
     const row = await this.sessionRow(previous);
     if (row === null) return false;
     const stored = JSON.parse(row.json) as Session;
-    if (stored.version !== previous.version || stored.expires_at !== previous.expires_at) return false;
+    if (
+      stored.version !== previous.version ||
+      stored.expires_at !== previous.expires_at ||
+      stored.retained_until !== previous.retained_until
+    )
+      return false;
     this.putSession(next);
     return true;
   }
@@ -117,7 +123,7 @@ export class SessionRows extends Io {
     );
     plan.write('RPUSH', keys.messages(session.id), ...compact);
     // The list may be new: it lives as long as the session.
-    const ttl = nativeTtlMs(Date.parse(session.expires_at), this.ctx.clock.now(), session.ttl_seconds);
+    const ttl = nativeTtlMs(keptUntilMs(session), this.ctx.clock.now(), session.ttl_seconds);
     plan.write('PEXPIRE', keys.messages(session.id), ttl);
   }
 }

@@ -64,8 +64,9 @@ export class SqlMaintenance implements DriverMaintenance {
         this.driver.transaction(async (tx) => {
           // Claim the longest expired (PostgreSQL: FOR UPDATE SKIP LOCKED, so sweepers take disjoint rows).
           const claimed = await tx.all(
-            `SELECT ord FROM sessions WHERE expires_at <= ? ORDER BY expires_at ${LIMIT_PARAM}${d.claimRows}`,
-            [now, size],
+            `SELECT ord FROM sessions WHERE expires_at <= ? AND (kept_until IS NULL OR kept_until <= ?)
+              ORDER BY expires_at ${LIMIT_PARAM}${d.claimRows}`,
+            [now, now, size],
           );
           if (claimed.length === 0) return 0;
           const ords = JSON.stringify(claimed.map((row) => Number(row.ord)));

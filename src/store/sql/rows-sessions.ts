@@ -5,7 +5,7 @@ import type { DriverTx, Listed } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, type SqlParam } from './executor.js';
-import { MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
+import { lineageOf, MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
 
 type SessionRows = Pick<
@@ -61,8 +61,9 @@ function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | nul
 }
 
 const UPDATE_SESSION = `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?,
-  updated_at = ?, last_activity_at = ?, expires_at = ?, ended_at = ?, message_count = message_count + ?
-  WHERE id = ? AND version = ? AND expires_at = ?`;
+  updated_at = ?, last_activity_at = ?, expires_at = ?, ended_at = ?, lineage = ?, kept_until = ?,
+  message_count = message_count + ?
+  WHERE id = ? AND version = ? AND expires_at = ? AND COALESCE(kept_until, '') = ?`;
 
 function updateParams(next: Session, added: number, previous: Session): SqlParam[] {
   return [
@@ -75,10 +76,13 @@ function updateParams(next: Session, added: number, previous: Session): SqlParam
     next.last_activity_at,
     next.expires_at,
     next.ended_at,
+    lineageOf(next),
+    next.retained_until ?? null,
     added,
     previous.id,
     previous.version,
     previous.expires_at,
+    previous.retained_until ?? '',
   ];
 }
 
@@ -129,7 +133,7 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
     },
     async insertSession(s) {
       const changed = await q.run(
-        `INSERT INTO sessions (${SESSION_COLUMNS}, message_count) VALUES (${'?, '.repeat(13)}0) ON CONFLICT (id) DO NOTHING`,
+        `INSERT INTO sessions (${SESSION_COLUMNS}, kept_until, message_count) VALUES (${'?, '.repeat(15)}0) ON CONFLICT (id) DO NOTHING`,
         [
           s.id,
           s.tenant_id,
@@ -144,6 +148,8 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
           s.last_activity_at,
           s.expires_at,
           s.ended_at,
+          lineageOf(s),
+          s.retained_until ?? null,
         ],
       );
       if (changed === 1) {
@@ -191,7 +197,8 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
       if (count === undefined) {
         const row = await q.get('SELECT message_count FROM sessions WHERE id = ?', [session.id]);
         count = { stored: Number(row?.message_count ?? 0), added: 0 };
-        counts.set(session.id, count);
+        // Reads share their rows across calls: only a write transaction keeps the count it read.
+        if (seen !== null) counts.set(session.id, count);
       }
       return count.stored + count.added;
     },

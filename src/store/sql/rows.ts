@@ -30,7 +30,23 @@ export function toJson(value: JsonValue | undefined): string {
 }
 
 export const SESSION_COLUMNS =
-  'id, tenant_id, user_id, agent, status, context, version, ttl_seconds, created_at, updated_at, last_activity_at, expires_at, ended_at';
+  'id, tenant_id, user_id, agent, status, context, version, ttl_seconds, created_at, updated_at, last_activity_at, expires_at, ended_at, lineage';
+
+/** A session's fork fields, kept as one JSON column (null for a session that was never forked). */
+interface Lineage {
+  forked_from?: Session['forked_from'];
+  history?: Session['history'];
+  retained_until?: Session['retained_until'];
+}
+
+export function lineageOf(s: Session): string | null {
+  if (s.forked_from === undefined && s.history === undefined && s.retained_until === undefined) return null;
+  const lineage: Lineage = {};
+  if (s.forked_from !== undefined) lineage.forked_from = s.forked_from;
+  if (s.history !== undefined) lineage.history = s.history;
+  if (s.retained_until !== undefined) lineage.retained_until = s.retained_until;
+  return JSON.stringify(lineage);
+}
 
 export function toSession(row: SqlRow): Session {
   return {
@@ -47,6 +63,7 @@ export function toSession(row: SqlRow): Session {
     last_activity_at: str(row.last_activity_at),
     expires_at: str(row.expires_at),
     ended_at: strOrNull(row.ended_at),
+    ...(row.lineage === null || row.lineage === undefined ? {} : (JSON.parse(str(row.lineage)) as Lineage)),
   };
 }
 

@@ -122,6 +122,15 @@ const v5 = (): string[] => [
   'CREATE INDEX run_events_by_expiry ON run_events (expires_at)',
 ];
 
+/**
+ * Session forks (core/branches.ts): `lineage` holds a session's fork fields as JSON; `kept_until`, when
+ * set, keeps an expired session's row and messages for the forks that read them (the sweep waits for it).
+ */
+const v6 = (): string[] => [
+  'ALTER TABLE sessions ADD COLUMN lineage TEXT',
+  'ALTER TABLE sessions ADD COLUMN kept_until TEXT',
+];
+
 /** Append only: a released migration is never edited; a change is a new version. */
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: 'initial schema', statements: v1 },
@@ -129,4 +138,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: 'cursor key', statements: v3 },
   { version: 4, name: 'open task indexes', statements: v4 },
   { version: 5, name: 'run events', statements: v5 },
+  { version: 6, name: 'session forks', statements: v6 },
 ];

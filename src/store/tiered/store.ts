@@ -9,7 +9,9 @@
 import { closedError, invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
 import { checkNewAction } from '../core/actions.js';
+import { checkFork, checkRewind } from '../core/branches.js';
 import { checkNewCheckpoint } from '../core/checkpoints.js';
+import { CoreStore } from '../core/create-store.js';
 import { checkMessages } from '../core/messages.js';
 import { checkNewTask, checkTaskPatch } from '../core/tasks.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
@@ -27,6 +29,8 @@ export class TieredStore implements t.StateStore {
   private closing: Promise<void> | null = null;
   private readonly redis: t.StateStore;
   private readonly pg: t.StateStore;
+  private readonly redisCore: CoreStore;
+  private readonly pgCore: CoreStore;
 
   constructor(
     private readonly deps: TurnDeps,
@@ -34,6 +38,11 @@ export class TieredStore implements t.StateStore {
   ) {
     this.redis = redis;
     this.pg = deps.pg;
+    // Both halves are store cores: a fork's task half runs in PostgreSQL's.
+    if (!(redis instanceof CoreStore) || !(deps.pg instanceof CoreStore))
+      throw new TypeError('tiered halves must be store cores');
+    this.redisCore = redis;
+    this.pgCore = deps.pg;
   }
 
   /** Open check, then `work`; errors come out under the tiered store's name. */
@@ -68,6 +77,47 @@ export class TieredStore implements t.StateStore {
   endSession: t.StateStore['endSession'] = (s, id) => this.locked(s, id, () => this.redis.endSession(s, id));
   deleteSession: t.StateStore['deleteSession'] = (s, id) =>
     this.locked(s, id, () => this.redis.deleteSession(s, id));
+  // branches: sessions and messages in Redis, the tasks' half in PostgreSQL
+  forkSession: t.StateStore['forkSession'] = (s, id, input) =>
+    this.locked(s, id, async () => {
+      const checked = checkFork(this.deps.env, input);
+      let at: string | null = null;
+      if (checked.checkpoint_id !== null) {
+        const checkpoint = await this.run('postgres', () =>
+          this.pg.getCheckpoint(s, checked.checkpoint_id ?? ''),
+        );
+        if (checkpoint === null || checkpoint.session_id !== id)
+          throw invalidRequest(
+            `[tiered] fork.checkpoint_id ${checked.checkpoint_id} is not a checkpoint of session ${id}`,
+          );
+        at = checkpoint.created_at;
+      }
+      const point = await this.redisCore.forkPointOf(s, id, checked.at_seq, at);
+      if (checked.at_seq !== null && checked.at_seq > point.seq)
+        throw invalidRequest(
+          `[tiered] fork.at_seq ${checked.at_seq} is after the session's last message (seq ${point.seq})`,
+        );
+      const tasks = { from: point.session, seq: point.seq, cut: point.cut, moveTo: null };
+      await this.run('postgres', () => this.pgCore.branchTasks(s, { ...tasks, copyTo: null }));
+      const fork = await this.redisCore.forkAt(s, id, input, point.seq);
+      await this.run('postgres', () => this.pgCore.branchTasks(s, { ...tasks, copyTo: fork }));
+      return fork;
+    });
+  rewindSession: t.StateStore['rewindSession'] = (s, id, input) =>
+    this.locked(s, id, async () => {
+      const checked = checkRewind(this.deps.env, input);
+      const point = await this.redisCore.forkPointOf(s, id, checked.at_seq, null);
+      const tasks = { from: point.session, seq: point.seq, cut: point.cut };
+      await this.run('postgres', () => this.pgCore.branchTasks(s, { ...tasks, copyTo: null, moveTo: null }));
+      const result = await this.redis.rewindSession(s, id, input);
+      await this.run('postgres', () =>
+        this.pgCore.branchTasks(s, { ...tasks, copyTo: result.session, moveTo: result.branch }),
+      );
+      return result;
+    });
+  listBranches: t.StateStore['listBranches'] = (s, id) =>
+    this.run('redis', () => this.redis.listBranches(s, id));
+
   /** Under the session's turn lock: a turn with run events has told what seqs its messages get (turn.ts). */
   appendMessages: t.StateStore['appendMessages'] = (s, id, m) =>
     this.run('redis', () => {

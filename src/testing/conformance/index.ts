@@ -22,6 +22,7 @@
 import { afterAll, describe } from 'vitest';
 import { actionStatsTests } from './action-stats.js';
 import { actionTests } from './actions.js';
+import { branchTests } from './branches.js';
 import { checkpointHistoryTests } from './checkpoint-history.js';
 import { checkpointTests } from './checkpoints.js';
 import { concurrencyTests } from './concurrency.js';
@@ -57,6 +58,7 @@ export function describeStoreConformance(name: string, harness: StoreHarness): v
     });
     sessionTests(t);
     messageTests(t);
+    branchTests(t);
     taskTests(t);
     actionTests(t);
     checkpointTests(t);
