@@ -67,9 +67,19 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
 
   /** The rows of reads outside a transaction: made once (they keep no state of a call). */
   private reads: DriverTx | null = null;
+  /**
+   * The rows of a plain write transaction, made once and lent to one transaction at a time (their
+   * transaction state cleared for each): making them is a closure per method, every call.
+   */
+  private lent: {
+    readonly q: SqlExecutor;
+    readonly env: SqlTxEnv;
+    readonly tx: DriverTx;
+    busy: boolean;
+  } | null = null;
 
-  private rows(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null = null): DriverTx {
-    const env: SqlTxEnv = {
+  private env(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null): SqlTxEnv {
+    return {
       q,
       dialect: this.sql.dialect,
       sessionLock: write && deferred === null && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
@@ -81,13 +91,36 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       sessions: this.sessions,
       lastCheckpoints: this.lastCheckpoints,
     };
-    return {
-      ...sessionRows(env),
-      ...taskRows(env),
-      ...checkpointRows(env),
-      ...itemRows(env),
-      ...eventRows(env),
-    };
+  }
+
+  private rows(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null = null): DriverTx {
+    return rowsOf(this.env(q, write, deferred));
+  }
+
+  /**
+   * Runs `work` on the write rows of `q` without deferred writes: the lent ones when they are free and
+   * of the same executor (SQLite hands every transaction the same one), else new ones.
+   */
+  private async withWriteRows<T>(q: SqlExecutor, work: (tx: DriverTx) => Promise<T>): Promise<T> {
+    let lent = this.lent;
+    if (lent === null || lent.busy || lent.q !== q) {
+      const env = this.env(q, true, null);
+      const fresh = { q, env, tx: rowsOf(env), busy: false };
+      if (lent === null || !lent.busy) this.lent = fresh;
+      lent = fresh;
+    } else {
+      const { env } = lent;
+      env.pendingSessions.clear();
+      env.kept.clear();
+      env.counts.clear();
+      env.seen?.clear();
+    }
+    lent.busy = true;
+    try {
+      return await work(lent.tx);
+    } finally {
+      lent.busy = false;
+    }
   }
 
   /**
@@ -101,7 +134,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     options?: { readonly single?: boolean },
   ): Promise<T> {
     if (options?.single === true && this.sql.dialect.name === 'postgres')
-      return work(this.rows(this.sql.query, true));
+      return this.withWriteRows(this.sql.query, work);
     if (this.optimistic && this.sql.optimistic !== undefined) {
       try {
         return await this.sql.optimistic((q) => work(this.rows(q, true, q)));
@@ -110,7 +143,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
         this.optimisticMisses++;
       }
     }
-    return this.sql.transaction((q) => work(this.rows(q, true)));
+    return this.sql.transaction((q) => this.withWriteRows(q, work));
   }
 
   /**
@@ -153,4 +186,14 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   close(): Promise<void> {
     return this.onClose();
   }
+}
+
+function rowsOf(env: SqlTxEnv): DriverTx {
+  return {
+    ...sessionRows(env),
+    ...taskRows(env),
+    ...checkpointRows(env),
+    ...itemRows(env),
+    ...eventRows(env),
+  };
 }
