@@ -96,31 +96,62 @@ async function newest(q: SqlExecutor, c: Checkpoint): Promise<WrittenCheckpoint 
     : { id: String(found.id), manifest: JSON.parse(String(found.manifest)) as Manifest };
 }
 
-/** SQLite: the row and its blobs by separate statements, in the caller's transaction. */
+/**
+ * SQLite: the row and its blobs by separate statements, in the caller's transaction. Encoded against the
+ * run's last checkpoint as this store wrote it (or read it), with nothing read first: the row is stored
+ * only while that one is still stored with the same manifest (its blobs are removed only with it), and
+ * the id is free. When it is gone, the run's newest checkpoint is read and the put encoded against that.
+ * A first checkpoint (no parent) of a run this store knows nothing of is stored whole, with nothing read.
+ */
 async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
   const key = runKey(c);
-  const last = await newest(q, c);
-  const { manifest, blobs } = encodeChannels(c.channels, last?.manifest ?? null, runMemo(key));
-  const changed = await q.run(
-    `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-    rowParams(c, manifest),
-  );
-  if (changed !== 1) return false;
-  if (blobs.length > 0) {
-    await q.run(
-      `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES ${blobs.map(() => BLOB_ROW).join(', ')}
-        ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
-      blobParams(c, blobs),
-    );
+  const memo = runMemo(key);
+  let last = lastCheckpoints.get(key) ?? (c.parent_id === null ? null : await newest(q, c));
+  for (let attempt = 0; ; attempt++) {
+    const { manifest, blobs } = encodeChannels(c.channels, last?.manifest ?? null, memo);
+    const changed =
+      last === null
+        ? await q.run(
+            `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+            rowParams(c, manifest),
+          )
+        : await q.run(
+            `INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+              WHERE EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ? AND manifest = ?)
+              ON CONFLICT (id) DO NOTHING`,
+            [
+              ...rowParams(c, manifest),
+              last.id,
+              c.tenant_id,
+              c.user_id,
+              c.run_id,
+              JSON.stringify(last.manifest),
+            ],
+          );
+    if (changed === 1) {
+      if (blobs.length > 0) {
+        await q.run(
+          `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES ${blobs.map(() => BLOB_ROW).join(', ')}
+            ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
+          blobParams(c, blobs),
+        );
+      }
+      lastCheckpoints.set(key, { id: c.id, manifest });
+      return true;
+    }
+    lastCheckpoints.delete(key);
+    if (last === null || (await q.get('SELECT 1 AS one FROM checkpoints WHERE id = ?', [c.id])) !== undefined)
+      return false;
+    // Read in this transaction, the newest is still there; whole, the put needs none.
+    last = attempt === 0 ? await newest(q, c) : null;
   }
-  lastCheckpoints.set(key, { id: c.id, manifest });
-  return true;
 }
 
 /**
  * PostgreSQL: blobs and row in one statement, atomic by itself (so a put needs no transaction), encoded
  * against the run's last checkpoint as this store wrote it (or read it) and stored only while that one
- * still exists (its blobs are removed only with it) and the id is free. A manifest encoded against an
+ * still exists with the same manifest (its blobs are removed only with it; another store may have replaced
+ * it under the same id) and the id is free. A manifest encoded against an
  * older checkpoint than the newest is still whole: it only stores more. When the one it was encoded
  * against is gone, the put is encoded whole.
  */
@@ -134,9 +165,11 @@ async function insertInOneStatement({ q, lastCheckpoints }: SqlTxEnv, c: Checkpo
     const guard =
       last === null
         ? `ok AS (SELECT 1 AS one WHERE ${free})`
-        : `ok AS (SELECT 1 AS one WHERE ${free} AND EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ?))`;
+        : `ok AS (SELECT 1 AS one WHERE ${free} AND EXISTS (SELECT 1 FROM checkpoints WHERE id = ? AND tenant_id = ? AND user_id = ? AND run_id = ? AND manifest = ?))`;
     const guardParams: SqlParam[] =
-      last === null ? [c.id] : [c.id, last.id, c.tenant_id, c.user_id, c.run_id];
+      last === null
+        ? [c.id]
+        : [c.id, last.id, c.tenant_id, c.user_id, c.run_id, JSON.stringify(last.manifest)];
     const insertBlobs =
       blobs.length === 0
         ? ''
