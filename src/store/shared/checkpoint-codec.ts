@@ -53,6 +53,8 @@ export interface ChainMemo {
   elements: string[];
   /** chains[i]: the chain hash of the first i elements (chains[0] is the empty chain). */
   chains: string[];
+  /** The array's JSON text, `[` + elements joined by `,` + `]`, when kept. */
+  text?: string;
 }
 
 /** An array channel longer than this (in JSON characters) is not memoized: memory stays bounded. */
@@ -77,6 +79,42 @@ function chainsOf(elementJson: string[], memo: ChainMemo | undefined): string[] 
 }
 
 /**
+ * The JSON text of each element of `value`, and of the whole array. With a memo that kept its text, the
+ * array is written once and compared with it: when the memo's elements begin the text (a JSON value ends
+ * where its text ends, so a shared text is shared elements), only the elements after them are written
+ * one by one. Otherwise every element is written on its own.
+ */
+function elementsOf(
+  value: JsonValue[],
+  memo: ChainMemo | undefined,
+): { elementJson: string[]; text: string } {
+  const kept = memo?.text;
+  if (memo !== undefined && kept !== undefined && memo.elements.length > 0) {
+    const text = JSON.stringify(value);
+    const shared = kept.length - 1; // the memo's text without its closing bracket
+    const next = text.charCodeAt(shared);
+    // (Equality of the two prefixes, not startsWith: that walks a sliced string many times slower.)
+    if ((next === COMMA || next === CLOSE) && text.slice(0, shared) === kept.slice(0, shared)) {
+      const elementJson = memo.elements.slice();
+      let length = shared;
+      for (let i = elementJson.length; i < value.length; i++) {
+        const element = JSON.stringify(value[i]);
+        elementJson.push(element);
+        length += element.length + 1;
+      }
+      // The elements written one by one make up the rest of the text (a check against a value that
+      // changed between the two writes: then every element is written again).
+      if (length + 1 === text.length && elementJson.length === value.length) return { elementJson, text };
+    }
+  }
+  const elementJson = value.map((element) => JSON.stringify(element));
+  return { elementJson, text: `[${elementJson.join(',')}]` };
+}
+
+const COMMA = 44;
+const CLOSE = 93;
+
+/**
  * Encodes the channels of a new checkpoint against the manifest of the previous one of the same run.
  * `memo` (the run's, from earlier calls) spares re-hashing array prefixes already hashed.
  */
@@ -98,12 +136,11 @@ export function encodeChannels(
       continue;
     }
     const before = previous !== null && Object.hasOwn(previous, name) ? previous[name] : undefined;
-    const elementJson = value.map((element) => JSON.stringify(element));
-    const chains = chainsOf(elementJson, memo?.get(name));
+    const known = memo?.get(name);
+    const { elementJson, text } = elementsOf(value, known);
+    const chains = chainsOf(elementJson, known);
     if (memo !== undefined) {
-      let chars = 0;
-      for (const text of elementJson) chars += text.length;
-      if (chars <= MEMO_MAX_CHARS) memo.set(name, { elements: elementJson, chains });
+      if (text.length <= MEMO_MAX_CHARS) memo.set(name, { elements: elementJson, chains, text });
       else memo.delete(name);
     }
     const n = elementJson.length;
@@ -117,7 +154,7 @@ export function encodeChannels(
       blobs.push({ hash: chain, base: before.h, data: `[${elementJson.slice(baseLength).join(',')}]` });
     } else {
       setOwn<ChannelRef>(manifest, name, { h: chain, n, d: 0 });
-      blobs.push({ hash: chain, base: null, data: `[${elementJson.join(',')}]` });
+      blobs.push({ hash: chain, base: null, data: text });
     }
   }
   if (memo !== undefined)
