@@ -4,6 +4,7 @@ import { newId } from '../../core/ids.js';
 import { isPlainJsonObject, type JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { checkpointPageStart } from '../shared/checkpoint-query.js';
+import { copyJson } from '../shared/json-copy.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import { type CoreEnv, conflict, type Op, type WriteOp } from './context.js';
@@ -29,7 +30,12 @@ export function checkNewCheckpoint(env: CoreEnv, input: NewCheckpoint, path: str
     parent_id: v.optionalId(input.parent_id, 'checkpoint', `${path}.parent_id`),
     label: input.label === undefined ? '' : v.text(input.label, `${path}.label`),
     channels,
-    metadata: input.metadata === undefined ? {} : v.jsonObject(input.metadata, 'checkpoint.metadata'),
+    metadata:
+      input.metadata === undefined
+        ? {}
+        : isPlainJsonObject(input.metadata)
+          ? copyJson(input.metadata as JsonObject)
+          : v.jsonObject(input.metadata, 'checkpoint.metadata'),
   };
 }
 

@@ -35,7 +35,7 @@ function newestFirst<T>(rows: Iterable<Row<T>>, page: PageRequest, keep: (rec: T
 /** A stored checkpoint as the caller gets it: its own metadata and channels (its other fields are text). */
 function checkpointOut(stored: StoredCheckpoint): Checkpoint {
   const { rec } = stored;
-  return { ...rec, metadata: copy(rec.metadata), channels: JSON.parse(stored.channels) };
+  return { ...rec, metadata: JSON.parse(stored.metadata), channels: JSON.parse(stored.channels.toString()) };
 }
 
 export class MemoryTx implements DriverTx {
@@ -268,10 +268,10 @@ export class MemoryTx implements DriverTx {
   }
   async insertCheckpoint(checkpoint: Checkpoint): Promise<boolean> {
     if (this.t.checkpoints.has(checkpoint.id)) return false;
-    const { channels, ...rec } = checkpoint;
+    const { channels, metadata, ...rec } = checkpoint;
     const row: Row<StoredCheckpoint> = {
       seq: this.nextSeq(),
-      rec: { rec: copy(rec), channels: JSON.stringify(channels) },
+      rec: { rec, channels: Buffer.from(JSON.stringify(channels)), metadata: JSON.stringify(metadata) },
     };
     this.tx.set(this.t.checkpoints, checkpoint.id, row);
     this.tx.append(this.t.runs, runKey(rec.tenant_id, rec.user_id, rec.run_id), [row]);

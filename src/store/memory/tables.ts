@@ -9,10 +9,14 @@ import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent 
 import type { LeaseRow, RequestKeyRow, RunEventRow } from '../core/driver.js';
 import { newCursorKey } from '../shared/sealed-cursor.js';
 
-/** A checkpoint as kept: its channels as JSON text. */
+/**
+ * A checkpoint as kept: its channels and metadata as JSON text (every other field is text or a number).
+ * The channels' text is kept as UTF-8 bytes: outside the JS heap, the garbage collector copies none of it.
+ */
 export interface StoredCheckpoint {
-  readonly rec: Omit<Checkpoint, 'channels'>;
-  readonly channels: string;
+  readonly rec: Omit<Checkpoint, 'channels' | 'metadata'>;
+  readonly channels: Buffer;
+  readonly metadata: string;
 }
 
 /** A stored record with its insertion order, used for newest-first listing and stable cursors. */
