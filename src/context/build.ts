@@ -29,7 +29,7 @@ import {
   rankMemory,
 } from './sections.js';
 import { storeMessageSource } from './source.js';
-import { readSummaryHead, type SummaryRecord } from './summary-store.js';
+import { readLineSummaryHead, type SummaryRecord } from './summary-store.js';
 import { loadTokenizer, type Tokenizer } from './tokenizer.js';
 import { selectWindow } from './window.js';
 
@@ -126,7 +126,7 @@ export async function buildContext(options: BuildContextOptions): Promise<BuiltC
           .listTasks(scope, { session_id: sessionId, state: OPEN_TASK_STATES, limit: 50 })
           .then((p) => p.items),
     readMemory(store, userScope, options),
-    options.summaries === false ? Promise.resolve(null) : readSummaryHead(store, userScope, sessionId),
+    options.summaries === false ? Promise.resolve(null) : readLineSummaryHead(store, userScope, session),
   ]);
 
   // (1) instructions and task state: must fit.

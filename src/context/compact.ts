@@ -13,7 +13,7 @@ import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { storedMessageTokens } from './message-tokens.js';
 import { storeMessageSource } from './source.js';
 import { rulesSummarizer, type Summarizer } from './summarizer.js';
-import { readSummaryHead, type SummaryRecord, writeSummary } from './summary-store.js';
+import { readLineSummaryHead, type SummaryRecord, writeSummary } from './summary-store.js';
 import { loadedTokenizer, loadTokenizer, type Tokenizer, UTF8_BYTES_BOUND } from './tokenizer.js';
 import { selectWindow } from './window.js';
 
@@ -188,7 +188,7 @@ async function checkAndCompact(
   const histories = knownHistories(store);
   if (underByBound(histories, historyKey, options.growth, cost, thresholdTokens)) return null;
 
-  const head = await readSummaryHead(store, userScope, sessionId);
+  const head = await readLineSummaryHead(store, userScope, session);
   const floor = head?.to_seq ?? 0;
   const source = storeMessageSource(store, scope, sessionId);
 
@@ -219,6 +219,7 @@ async function checkAndCompact(
 
   let points = head?.points ?? [];
   let after = floor;
+  let afterId = head?.to_message_id;
   let count = 0;
   while (after < cutSeq) {
     const page = await store.listMessages(scope, sessionId, {
@@ -228,6 +229,7 @@ async function checkAndCompact(
     if (page.length === 0) break;
     points = await summarizer.summarize({ previous: points, messages: page });
     after = page[page.length - 1]!.seq;
+    afterId = page[page.length - 1]!.id;
     count += page.length;
   }
   const record: SummaryRecord = {
@@ -237,6 +239,7 @@ async function checkAndCompact(
     points,
     summarizer: summarizer.name,
     message_count: (head?.message_count ?? 0) + count,
+    ...(afterId === undefined ? {} : { to_message_id: afterId }),
   };
   if (after <= floor) return null;
   await writeSummary(store, userScope, record);

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import { AgentStateError } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
+import type { Session } from '../core/model.js';
 import type { Scope, StateStore } from '../store/types.js';
 
 export const SUMMARY_NAMESPACE_PREFIX = '_summaries:';
@@ -23,6 +24,8 @@ export const SummaryRecordSchema = z.object({
   points: z.array(z.string()),
   summarizer: z.string(),
   message_count: z.number().int().min(0),
+  /** The id of message `to_seq` when written: a rewound session's older summaries are known by it. */
+  to_message_id: z.string().optional(),
 });
 export type SummaryRecord = z.infer<typeof SummaryRecordSchema>;
 
@@ -54,6 +57,21 @@ export async function readSummaryHead(
 ): Promise<SummaryRecord | null> {
   const item = await store.getMemory(scope, summaryNamespace(sessionId), SUMMARY_HEAD_KEY);
   return item === null ? null : parse(item.value, `${summaryNamespace(sessionId)}/${SUMMARY_HEAD_KEY}`);
+}
+
+/**
+ * The newest summary that still describes the session's line: a forked or rewound session (one with
+ * `history`) may have summaries of a line it no longer continues, told by the message at their `to_seq`.
+ */
+export async function readLineSummaryHead(
+  store: StateStore,
+  scope: Scope,
+  session: Session,
+): Promise<SummaryRecord | null> {
+  const head = await readSummaryHead(store, scope, session.id);
+  if (head === null || session.history === undefined) return head;
+  const [at] = await store.listMessages(scope, session.id, { after_seq: head.to_seq - 1, limit: 1 });
+  return at !== undefined && at.id === head.to_message_id ? head : null;
 }
 
 /** Stores a summary: its history entry first, then the head, so the head never names a missing entry. */
