@@ -16,6 +16,7 @@ import type {
   NewMessage,
   Page,
   QueryOf,
+  RewindResult,
   Session,
   SessionContext,
   SessionWithTasks,
@@ -71,6 +72,8 @@ function q<T extends object>(query: T | undefined): { [K in keyof T]: Exclude<T[
 }
 
 type SessionPatch = BodyOf<'/v1/sessions/{id}', 'patch'>;
+type ForkBody = BodyOf<'/v1/sessions/{id}/fork', 'post'>;
+type RewindBody = BodyOf<'/v1/sessions/{id}/rewind', 'post'>;
 type TaskPatch = BodyOf<'/v1/tasks/{id}', 'patch'>;
 type ActionPatch = BodyOf<'/v1/actions/{id}', 'patch'>;
 type MemoryRef = { readonly user_id: string; readonly namespace: string; readonly key: string };
@@ -132,6 +135,21 @@ export function createApi(raw: Client<paths>, run: Runner) {
       ): Promise<SessionContext> =>
         run('GET /v1/sessions/{id}/context', () =>
           raw.GET('/v1/sessions/{id}/context', { ...init(o), params: { ...one(id), query: q(query) } }),
+        ),
+      /** A new session that starts from this one after message `at_seq`, or at a checkpoint of it. */
+      fork: (id: string, body: ForkBody, o?: CallOptions): Promise<Session> =>
+        run('POST /v1/sessions/{id}/fork', () =>
+          raw.POST('/v1/sessions/{id}/fork', { ...init(o), params: one(id), body }),
+        ),
+      /** The session continues after message `at_seq`; what came after stays readable in `branch`. */
+      rewind: (id: string, body: RewindBody, o?: CallOptions): Promise<RewindResult> =>
+        run('POST /v1/sessions/{id}/rewind', () =>
+          raw.POST('/v1/sessions/{id}/rewind', { ...init(o), params: one(id), body }),
+        ),
+      /** The live sessions forked from this one (rewinds' branches included), oldest first. */
+      branches: (id: string, o?: CallOptions): Promise<{ items: Session[] }> =>
+        run('GET /v1/sessions/{id}/branches', () =>
+          raw.GET('/v1/sessions/{id}/branches', { ...init(o), params: one(id) }),
         ),
     },
     messages: {

@@ -324,6 +324,23 @@ export interface paths {
                 /** Format: date-time */
                 expires_at: string;
                 ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
               }[];
               next_cursor: string | null;
             };
@@ -499,6 +516,23 @@ export interface paths {
               /** Format: date-time */
               expires_at: string;
               ended_at: string | null;
+              forked_from?: {
+                session_id: string;
+                seq: number;
+                checkpoint_id: string | null;
+              };
+              history?: {
+                segments: {
+                  line: string;
+                  from_seq: number;
+                  to_seq: number;
+                }[];
+                own_from: number;
+                /** Format: date-time */
+                held_until: string;
+              };
+              /** Format: date-time */
+              retained_until?: string;
               model?: string;
             };
           };
@@ -675,6 +709,23 @@ export interface paths {
               /** Format: date-time */
               expires_at: string;
               ended_at: string | null;
+              forked_from?: {
+                session_id: string;
+                seq: number;
+                checkpoint_id: string | null;
+              };
+              history?: {
+                segments: {
+                  line: string;
+                  from_seq: number;
+                  to_seq: number;
+                }[];
+                own_from: number;
+                /** Format: date-time */
+                held_until: string;
+              };
+              /** Format: date-time */
+              retained_until?: string;
               model?: string;
               open_tasks: {
                 id: string;
@@ -1006,6 +1057,23 @@ export interface paths {
               /** Format: date-time */
               expires_at: string;
               ended_at: string | null;
+              forked_from?: {
+                session_id: string;
+                seq: number;
+                checkpoint_id: string | null;
+              };
+              history?: {
+                segments: {
+                  line: string;
+                  from_seq: number;
+                  to_seq: number;
+                }[];
+                own_from: number;
+                /** Format: date-time */
+                held_until: string;
+              };
+              /** Format: date-time */
+              retained_until?: string;
               model?: string;
             };
           };
@@ -1131,6 +1199,651 @@ export interface paths {
         };
       };
     };
+    trace?: never;
+  };
+  '/v1/sessions/{id}/fork': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            at_seq?: number;
+            checkpoint_id?: string;
+            id?: string;
+            ttl_seconds?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              id: string;
+              tenant_id: string;
+              user_id: string;
+              agent: string | null;
+              /** @enum {string} */
+              status: 'active' | 'waiting_for_user' | 'paused' | 'ended' | 'expired';
+              context: {
+                [key: string]: components['schemas']['JsonValue'];
+              };
+              version: number;
+              ttl_seconds: number;
+              /** Format: date-time */
+              created_at: string;
+              /** Format: date-time */
+              updated_at: string;
+              /** Format: date-time */
+              last_activity_at: string;
+              /** Format: date-time */
+              expires_at: string;
+              ended_at: string | null;
+              forked_from?: {
+                session_id: string;
+                seq: number;
+                checkpoint_id: string | null;
+              };
+              history?: {
+                segments: {
+                  line: string;
+                  from_seq: number;
+                  to_seq: number;
+                }[];
+                own_from: number;
+                /** Format: date-time */
+                held_until: string;
+              };
+              /** Format: date-time */
+              retained_until?: string;
+              model?: string;
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/rewind': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            at_seq: number;
+            expected_version?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              session: {
+                id: string;
+                tenant_id: string;
+                user_id: string;
+                agent: string | null;
+                /** @enum {string} */
+                status: 'active' | 'waiting_for_user' | 'paused' | 'ended' | 'expired';
+                context: {
+                  [key: string]: components['schemas']['JsonValue'];
+                };
+                version: number;
+                ttl_seconds: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** Format: date-time */
+                last_activity_at: string;
+                /** Format: date-time */
+                expires_at: string;
+                ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
+                model?: string;
+              };
+              branch: {
+                id: string;
+                tenant_id: string;
+                user_id: string;
+                agent: string | null;
+                /** @enum {string} */
+                status: 'active' | 'waiting_for_user' | 'paused' | 'ended' | 'expired';
+                context: {
+                  [key: string]: components['schemas']['JsonValue'];
+                };
+                version: number;
+                ttl_seconds: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** Format: date-time */
+                last_activity_at: string;
+                /** Format: date-time */
+                expires_at: string;
+                ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
+                model?: string;
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sessions/{id}/branches': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              items: {
+                id: string;
+                tenant_id: string;
+                user_id: string;
+                agent: string | null;
+                /** @enum {string} */
+                status: 'active' | 'waiting_for_user' | 'paused' | 'ended' | 'expired';
+                context: {
+                  [key: string]: components['schemas']['JsonValue'];
+                };
+                version: number;
+                ttl_seconds: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** Format: date-time */
+                last_activity_at: string;
+                /** Format: date-time */
+                expires_at: string;
+                ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
+                model?: string;
+              }[];
+            };
+          };
+        };
+        /** @description Default Response */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+        /** @description Default Response */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              error: {
+                code: string;
+                message: string;
+                details?: {
+                  [key: string]: unknown;
+                };
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
     trace?: never;
   };
   '/v1/sessions/{id}/messages': {
@@ -1564,6 +2277,23 @@ export interface paths {
                 /** Format: date-time */
                 expires_at: string;
                 ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
               } | null;
               tasks: {
                 id: string;
@@ -1801,6 +2531,23 @@ export interface paths {
                 /** Format: date-time */
                 expires_at: string;
                 ended_at: string | null;
+                forked_from?: {
+                  session_id: string;
+                  seq: number;
+                  checkpoint_id: string | null;
+                };
+                history?: {
+                  segments: {
+                    line: string;
+                    from_seq: number;
+                    to_seq: number;
+                  }[];
+                  own_from: number;
+                  /** Format: date-time */
+                  held_until: string;
+                };
+                /** Format: date-time */
+                retained_until?: string;
               } | null;
               tasks: {
                 id: string;

@@ -28,6 +28,8 @@ type NumericQueryField = 'limit' | 'after_seq' | 'max_tokens';
 
 export type Session = AnswerOf<'/v1/sessions/{id}', 'patch', 200>;
 export type SessionWithTasks = AnswerOf<'/v1/sessions/{id}', 'get', 200>;
+/** A rewound session and the branch that holds what came after its rewind point. */
+export type RewindResult = AnswerOf<'/v1/sessions/{id}/rewind', 'post', 200>;
 export type OpenTaskSummary = SessionWithTasks['open_tasks'][number];
 export type Message = AnswerOf<'/v1/sessions/{id}/messages', 'get', 200>['items'][number];
 export type NewMessage = BodyOf<'/v1/sessions/{id}/messages', 'post'>['messages'][number];

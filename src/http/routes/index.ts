@@ -1,6 +1,7 @@
 /** Every route group of the API. A new group is one file with a `xRoutes(app, deps)` function, listed here. */
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { actionRoutes } from './actions.js';
+import { branchRoutes } from './branches.js';
 import { contextRoutes } from './context.js';
 import { healthRoutes } from './health.js';
 import { memoryRoutes } from './memory.js';
@@ -16,6 +17,7 @@ const GROUPS = [
   healthRoutes,
   tokenRoutes,
   sessionRoutes,
+  branchRoutes,
   messageRoutes,
   turnRoutes,
   runRoutes,
