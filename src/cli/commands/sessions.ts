@@ -1,8 +1,12 @@
-/** `agentstate sessions ls`: the sessions of a tenant (or one user), newest first. */
+/**
+ * `agentstate sessions ls`: the sessions of a tenant (or one user), newest first; `fork`, `rewind` and
+ * `branches` are in branches.ts.
+ */
 import { type Command, Option } from 'commander';
 import { SESSION_STATUSES } from '../../core/model.js';
 import { type StoreOptions, scopeOf, withStore, withStoreOptions } from '../context.js';
 import { print, printJson, shortTime, table } from '../format.js';
+import { registerBranchCommands } from './branches.js';
 import { parseLimit } from './parse.js';
 
 /** The statuses a listed session can have: an expired session is gone from every read (the sweep deletes it). */
@@ -47,4 +51,5 @@ export function registerSessionCommands(program: Command): void {
       print(table(['ID', 'USER', 'AGENT', 'STATUS', 'LAST ACTIVITY', 'EXPIRES'], rows));
       if (page.next_cursor) print(`more: --cursor ${page.next_cursor}`);
     });
+  registerBranchCommands(sessions);
 }
