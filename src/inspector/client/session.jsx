@@ -1,6 +1,7 @@
 /**
- * One session: header (status, user, agent, model, expiry countdown), the chat with the task state beside it
- * (a call waiting for approval with Approve and Deny), the timeline, and the context the model would see now.
+ * One session: header (status, user, agent, model, expiry countdown, the session it was forked from), the
+ * chat with the task state beside it (a call waiting for approval with Approve and Deny), the sessions forked
+ * from it, the timeline (each message with Fork here and Rewind here), and the context the model would see now.
  *
  * The view follows the session's live events (live.js): the reply is shown as it streams, and any other
  * event of a run (a task or action change, a message, a checkpoint, the run's end) reloads the view at once.
@@ -10,6 +11,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { AgentStateHttpError, all, client } from './api.js';
 import { TaskApprovals } from './approval.jsx';
+import { Branches, ForkedFrom, MessageBranchButtons } from './branches.jsx';
 import { Chat } from './chat.jsx';
 import { ago, countdown, dateTime } from './format.js';
 import { POLL_MS, useNow, usePoll } from './hooks.js';
@@ -29,11 +31,12 @@ async function checkpointsOf(id) {
 }
 
 async function loadSession(id) {
-  const [session, messages, taskList, checkpoints] = await Promise.all([
+  const [session, messages, taskList, checkpoints, branches] = await Promise.all([
     client.sessions.get(id),
     all((page) => client.messages.list(id, page), 1000),
     client.tasks.list({ session_id: id, limit: 100 }),
     checkpointsOf(id),
+    client.sessions.branches(id),
   ]);
   const tasks = await Promise.all(
     taskList.items.map(async (task) => {
@@ -44,7 +47,7 @@ async function loadSession(id) {
       return { task, events: events.items, actions: actions.items };
     }),
   );
-  return { session, messages, tasks, checkpoints };
+  return { session, messages, tasks, checkpoints, branches: branches.items };
 }
 
 /** `POST /v1/sessions/{id}/resume`: finishes a run that stopped (a crash), recovering its PENDING actions. */
@@ -180,6 +183,7 @@ export function SessionView({ id }) {
           {session.ttl_seconds}s, sliding)
         </span>
         <span class="muted">created {dateTime(session.created_at)}</span>
+        <ForkedFrom session={session} />
         {session.agent ? <ResumeButton id={session.id} onDone={refresh} /> : null}
         <LiveStatus state={stream} />
       </header>
@@ -199,8 +203,23 @@ export function SessionView({ id }) {
           )}
         </Section>
       </div>
+      <Section title={`Branches (${data.branches.length})`} id="branches-title">
+        <Branches items={data.branches} />
+      </Section>
       <Section title="Timeline" id="timeline-title">
-        <Timeline entries={buildTimeline(data)} />
+        <Timeline
+          entries={buildTimeline(data)}
+          messageTools={(message) => (
+            <MessageBranchButtons
+              session={session}
+              message={message}
+              onRewound={() => {
+                refresh();
+                setTick((t) => t + 1);
+              }}
+            />
+          )}
+        />
       </Section>
       <Context id={id} ms={ms} tick={tick} />
     </div>

@@ -78,7 +78,8 @@ function Entry({ entry }) {
   }
 }
 
-export function Timeline({ entries }) {
+/** `messageTools(message)`: what a message's row offers besides its text (the session's branch buttons). */
+export function Timeline({ entries, messageTools }) {
   const [shown, setShown] = useState({ message: true, event: true, action: true, checkpoint: true });
   const visible = entries.filter((e) => shown[e.kind]);
   return (
@@ -109,6 +110,7 @@ export function Timeline({ entries }) {
             </time>
             <div>
               <Entry entry={entry} />
+              {entry.kind === 'message' && messageTools ? messageTools(entry.item) : null}
             </div>
           </li>
         ))}
