@@ -94,6 +94,7 @@ async function snapshot(f: Fixture): Promise<JsonObject> {
   const scope = { tenant_id: tenantA, user_id: alice };
   const session = await store.getSession(scope, f.sessionId);
   const messages = await store.listMessages(scope, f.sessionId);
+  const branches = await store.listBranches(scope, f.sessionId);
   const task = await store.getTask(scope, f.taskId);
   const action = await store.getAction(scope, f.actionId);
   const actions = await store.listActions(scope, { task_id: f.taskId });
@@ -106,6 +107,7 @@ async function snapshot(f: Fixture): Promise<JsonObject> {
   return {
     session: session ? [session.version, session.status, session.context] : null,
     messages: messages.length,
+    branches: branches.length,
     task: task ? [task.version, task.status_line] : null,
     action: action ? action.status : null,
     actions: actions.items.length,
@@ -135,6 +137,22 @@ const ROWS: Row[] = [
     ok: 200,
   },
   { name: 'end session', method: 'DELETE', path: (f) => `/v1/sessions/${f.sessionId}`, ok: 204 },
+  {
+    name: 'fork session',
+    method: 'POST',
+    path: (f) => `/v1/sessions/${f.sessionId}/fork`,
+    // Before its first message: the fixture's action is PENDING after it, which no fork point may be.
+    body: () => ({ at_seq: 0 }),
+    ok: 201,
+  },
+  {
+    name: 'rewind session',
+    method: 'POST',
+    path: (f) => `/v1/sessions/${f.sessionId}/rewind`,
+    body: () => ({ at_seq: 0 }),
+    ok: 200,
+  },
+  { name: 'branches', method: 'GET', path: (f) => `/v1/sessions/${f.sessionId}/branches`, ok: 200 },
   {
     name: 'append messages',
     method: 'POST',

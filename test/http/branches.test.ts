@@ -194,6 +194,9 @@ describe.each(STORES)('fork, rewind and branches over HTTP ($name)', (kind) => {
       step: 0,
       channels: { note: 'after two messages' },
     });
+    // The store places a checkpoint among the messages by time (at or before it, to the millisecond): m3
+    // comes a clock tick later, as a turn's next message would.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     await store.appendMessages(scope(), original.id, [{ role: 'user', content: 'm3' }]);
     const reply = await call<Session>(server.url, 'POST', `/v1/sessions/${original.id}/fork`, {
       ...alice(),
@@ -299,6 +302,7 @@ describe.each(STORES)('fork, rewind and branches over HTTP ($name)', (kind) => {
     { name: 'rewind without at_seq', path: 'rewind', body: {}, names: 'at_seq' },
     { name: 'rewind at a negative seq', path: 'rewind', body: { at_seq: -2 }, names: 'at_seq' },
     { name: 'rewind after the last message', path: 'rewind', body: { at_seq: 99 }, names: 'at_seq' },
+    { name: 'rewind at the last message', path: 'rewind', body: { at_seq: 3 }, names: 'at_seq' },
     {
       name: 'rewind with a checkpoint',
       path: 'rewind',
