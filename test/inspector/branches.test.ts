@@ -51,6 +51,9 @@ describe('inspector: a session’s branches', () => {
     await branchesSection(page).getByRole('heading', { name: 'Branches (0)' }).waitFor();
     await expect.poll(() => timelineMessages(page).count()).toBe(4);
     expect(await page.getByTestId('forked-from').count()).toBe(0);
+    // The session already continues after its last message: that one has no Rewind here.
+    expect(await page.getByRole('button', { name: /^Rewind here/ }).count()).toBe(3);
+    expect(await page.getByRole('button', { name: /^Fork here/ }).count()).toBe(4);
 
     // Fork here on message #2: the page opens the fork.
     await page.getByRole('button', { name: 'Fork here: a new session after message #2' }).click();

@@ -56,8 +56,11 @@ export function rewindQuestion(session, seq) {
   );
 }
 
-/** "Fork here" and "Rewind here" for one message of the session's timeline. */
-export function MessageBranchButtons({ session, message, onRewound }) {
+/**
+ * "Fork here" and "Rewind here" for one message of the session's timeline. The last message has no
+ * "Rewind here": the session already continues after it.
+ */
+export function MessageBranchButtons({ session, message, lastSeq, onRewound }) {
   const [busy, setBusy] = useState(null);
   const [error, setError] = useState(null);
   const closed = session.status === 'ended' || session.status === 'expired';
@@ -96,7 +99,7 @@ export function MessageBranchButtons({ session, message, onRewound }) {
       >
         {busy === 'fork' ? 'Forking…' : 'Fork here'}
       </button>
-      {closed ? null : (
+      {closed || message.seq >= lastSeq ? null : (
         <button
           type="button"
           disabled={busy !== null}

@@ -213,6 +213,7 @@ export function SessionView({ id }) {
             <MessageBranchButtons
               session={session}
               message={message}
+              lastSeq={messages.at(-1)?.seq ?? 0}
               onRewound={() => {
                 refresh();
                 setTick((t) => t + 1);
