@@ -1,7 +1,7 @@
 /**
  * CPU per checkpoint put, of LangGraph's savers, AgentStateSaver and the native `putCheckpoint`, side by
- * side: process CPU time (user + system) and wall time over many puts of the bench's payload, each system
- * `--repeat` times interleaved, medians shown. On a shared machine CPU time is steadier than ops/s, and it
+ * side: process CPU time (user + system) and wall time over many puts of the bench's payload, then CPU per
+ * latest get over as many gets, each system `--repeat` times interleaved, medians shown. On a shared machine CPU time is steadier than ops/s, and it
  * is what a profile splits (run it under `node --cpu-prof` with `--systems` naming one system).
  *
  *   node --import tsx src/bench/langgraph/put-cpu.ts [--systems a,b] [--runs 25] [--repeat 3]
@@ -23,6 +23,8 @@ const DEFAULT_SYSTEMS =
 interface Sample {
   readonly cpuUs: number;
   readonly wallUs: number;
+  /** CPU per latest get, after the puts (a check that reads did not pay for faster puts). */
+  readonly getCpuUs: number;
 }
 
 function specOf(name: string): SystemSpec {
@@ -56,10 +58,15 @@ async function measure(spec: SystemSpec, dir: string, runs: number): Promise<Sam
         await system.put(run, step, states[step] as (typeof states)[0]);
     }
     const used = process.cpuUsage(cpu);
-    const puts = runs * STEPS;
+    const wallUs = performance.now() - wall;
+    const gets = runs * STEPS;
+    const getCpu = process.cpuUsage();
+    for (let i = 0; i < gets; i++) await system.latest(i % runs);
+    const getUsed = process.cpuUsage(getCpu);
     return {
-      cpuUs: (used.user + used.system) / puts,
-      wallUs: ((performance.now() - wall) * 1000) / puts,
+      cpuUs: (used.user + used.system) / gets,
+      wallUs: (wallUs * 1000) / gets,
+      getCpuUs: (getUsed.user + getUsed.system) / gets,
     };
   } finally {
     await system.close();
@@ -92,13 +99,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   process.stdout.write(
-    `${runs} runs x ${STEPS} puts per system, ${repeat} times interleaved, medians\n\n| system | CPU us per put | wall us per put |\n| --- | ---: | ---: |\n`,
+    `${runs} runs x ${STEPS} puts per system, ${repeat} times interleaved, medians\n\n| system | CPU us per put | wall us per put | CPU us per latest get |\n| --- | ---: | ---: | ---: |\n`,
   );
   for (const [i, spec] of specs.entries()) {
     const list = samples[i] ?? [];
     const cpu = median(list.map((s) => s.cpuUs));
     const wall = median(list.map((s) => s.wallUs));
-    process.stdout.write(`| ${spec.name} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} |\n`);
+    const get = median(list.map((s) => s.getCpuUs));
+    process.stdout.write(`| ${spec.name} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} | ${get.toFixed(0)} |\n`);
   }
 }
 
