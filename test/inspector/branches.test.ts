@@ -117,4 +117,47 @@ describe('inspector: a session’s branches', () => {
     expect((page as Page & { problems?: string[] }).problems).toEqual([]);
     await page.context().close();
   });
+
+  it("a fork's copied task shows the actions done before the fork point and those the original ran after", async () => {
+    const user = rand('bo');
+    const scope = { tenant_id: server.tenant, user_id: user };
+    const { store } = server;
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
+    const session = await store.createSession(scope, {});
+    await store.appendMessages(scope, session.id, [{ role: 'user', content: 'find me a flight' }]);
+    const task = await store.createTask(scope, { session_id: session.id, type: 'flight_booking' });
+    const action = async (tool: string, key: string) => {
+      const { action: begun } = await store.beginAction(scope, {
+        task_id: task.id,
+        session_id: session.id,
+        type: 'tool_call',
+        tool,
+        params: { flight: 'TP123' },
+        idempotency_key: key,
+      });
+      await store.completeAction(scope, begun.id, { status: 'SUCCESS', result: { ok: true } });
+      return begun.id;
+    };
+    const searched = await action('airline.search', rand('k-'));
+    await tick();
+    await store.appendMessages(scope, session.id, [{ role: 'assistant', content: 'TP123 it is' }]);
+    await tick();
+    const booked = await action('airline.book', rand('k-'));
+
+    const page = await openInspector(browser, server, await server.token(user));
+    await page.goto(`${server.url}/#/sessions/${session.id}`);
+    await page.getByRole('button', { name: 'Fork here: a new session after message #1' }).click();
+    await page.waitForURL((url) => /^#\/sessions\/sess_/.test(url.hash) && !url.hash.includes(session.id));
+    const card = page.getByTestId('forked-task');
+    await card.locator(`a[href="#/tasks/${task.id}"]`).waitFor();
+    await card.getByTestId('fork-actions-done').locator(`li[data-action="${searched}"]`).waitFor();
+    expect(await card.getByTestId('fork-actions-done').textContent()).toContain('airline.search');
+    const after = card.getByTestId('fork-actions-after');
+    await after.locator(`li[data-action="${booked}"]`).waitFor();
+    expect(await after.textContent()).toMatch(/airline\.book\s*SUCCESS/);
+    expect(await card.textContent()).toContain('their effects are in the world');
+    await screenshot(page, 'branches-forked-task');
+    expect((page as Page & { problems?: string[] }).problems).toEqual([]);
+    await page.context().close();
+  });
 });

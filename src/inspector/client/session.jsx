@@ -11,7 +11,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { AgentStateHttpError, all, client } from './api.js';
 import { TaskApprovals } from './approval.jsx';
-import { Branches, ForkedFrom, MessageBranchButtons } from './branches.jsx';
+import { Branches, ForkedFrom, ForkedTask, forkOriginOf, MessageBranchButtons } from './branches.jsx';
 import { Chat } from './chat.jsx';
 import { ago, countdown, dateTime } from './format.js';
 import { POLL_MS, useNow, usePoll } from './hooks.js';
@@ -40,11 +40,12 @@ async function loadSession(id) {
   ]);
   const tasks = await Promise.all(
     taskList.items.map(async (task) => {
-      const [events, actions] = await Promise.all([
+      const [events, actions, origin] = await Promise.all([
         client.tasks.events(task.id),
         client.tasks.actions(task.id, { limit: 500 }),
+        forkOriginOf(task),
       ]);
-      return { task, events: events.items, actions: actions.items };
+      return { task, events: events.items, actions: actions.items, origin };
     }),
   );
   return { session, messages, tasks, checkpoints, branches: branches.items };
@@ -195,9 +196,10 @@ export function SessionView({ id }) {
           {ordered.length === 0 ? (
             <Empty>No task yet.</Empty>
           ) : (
-            ordered.map(({ task, events, actions }) => (
+            ordered.map(({ task, events, actions, origin }) => (
               <TaskState key={task.id} task={task} events={events}>
                 <TaskApprovals actions={actions} onDone={refresh} />
+                <ForkedTask origin={origin} />
               </TaskState>
             ))
           )}
