@@ -132,16 +132,15 @@ async function tasksAt(op: Op, session: Session, cut: string | null, seq: number
   const out: TaskAtFork[] = [];
   for (const task of tasks.reverse()) {
     if (!before(task.created_at)) continue;
-    let state = task.state;
-    let version = task.version;
+    let stood: Task = task;
     if (!before(task.updated_at)) {
+      // Changed since: the version current at the point, from its event (every version has one).
       const events = (await op.tx.listTaskEvents(task)).filter((e) => before(e.at));
       const last = events[events.length - 1];
-      if (last !== undefined) {
-        state = last.to_state;
-        version = last.task_version;
-      }
+      if (last !== undefined)
+        stood = { ...task, state: last.to_state, version: last.task_version, ...(last.snapshot ?? {}) };
     }
+    const { state, version } = stood;
     const actions: Action[] = await allPages((after) =>
       op.tx.listActions(scope, { task_id: task.id }, { after, limit: PAGE }),
     );
@@ -171,7 +170,7 @@ async function tasksAt(op: Op, session: Session, cut: string | null, seq: number
         `cannot branch session ${session.id} at seq ${seq}: task ${task.id} was EXECUTING there; pick another point`,
         { task_id: task.id },
       );
-    out.push({ task, state, version, done, after: later });
+    out.push({ task: stood, state, version, done, after: later });
   }
   return out;
 }
@@ -372,7 +371,6 @@ export async function rewindSession(
   await copyTasks(op, session, tasks);
   return { session, branch };
 }
-
 
 export async function listBranches(op: Op, scope: ReadScope, id: string): Promise<Session[]> {
   const session = await liveSession(op, scope, id);

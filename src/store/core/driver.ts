@@ -93,6 +93,21 @@ export interface RunEventRow {
   readonly expires_at: string;
 }
 
+/** A task's slots, data and status line at a version (what a fork copies as it stood at its point). */
+export interface TaskSnapshot {
+  readonly slots: Task['slots'];
+  readonly data: Task['data'];
+  readonly status_line: string;
+}
+
+/**
+ * A task event as stored: each version of a task has one, its snapshot with it. Versions that changed no
+ * state (from_state = to_state) are the store's own history; callers see only changes of state.
+ */
+export interface StoredTaskEvent extends TaskEvent {
+  readonly snapshot?: TaskSnapshot;
+}
+
 /** A lease as stored. */
 export interface LeaseRow {
   readonly owner: string;
@@ -121,7 +136,7 @@ export interface DriverReads {
   getTask(scope: ReadScope, id: string): Promise<Task | null>;
   listTasks(scope: ReadScope, filter: TaskFilter, page: PageRequest): Promise<Listed<Task>[]>;
   /** The task's events, oldest first. */
-  listTaskEvents(task: Task): Promise<TaskEvent[]>;
+  listTaskEvents(task: Task): Promise<StoredTaskEvent[]>;
 
   getAction(scope: ReadScope, id: string): Promise<Action | null>;
   getActionByKey(scope: Scope, idempotency_key: string): Promise<Action | null>;
@@ -175,7 +190,7 @@ export interface DriverWrites {
   insertTask(task: Task): Promise<boolean>;
   /** While the stored task has `previous.version`. */
   replaceTask(next: Task, previous: Task): Promise<boolean>;
-  addTaskEvent(event: TaskEvent): Promise<void>;
+  addTaskEvent(event: StoredTaskEvent): Promise<void>;
 
   /** False also when the idempotency key is taken (the core reads which). */
   insertAction(action: Action): Promise<boolean>;

@@ -1,4 +1,4 @@
-/** Tasks: explicit state machines with versions; every change of state writes a TaskEvent. */
+/** Tasks: explicit state machines with versions; every version writes a TaskEvent (changes of state are shown). */
 import { isoAt } from '../../core/clock.js';
 import { versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
@@ -14,7 +14,7 @@ import {
 import { TASK_FIELDS, TASK_PATCH_FIELDS, TASK_QUERY_FIELDS } from '../shared/known-fields.js';
 import type { NewTask, Page, ReadScope, Scope, TaskPatch, TaskQuery } from '../types.js';
 import { type CoreEnv, conflict, notFound, type Op, type WriteOp } from './context.js';
-import type { TaskFilter } from './driver.js';
+import type { StoredTaskEvent, TaskFilter } from './driver.js';
 import { askPage, toPage } from './paging.js';
 import { requireOwnSession } from './sessions.js';
 
@@ -77,7 +77,8 @@ const isFinal = (state: TaskState) => FINAL_TASK_STATES.includes(state);
 /** The scope of a task's owner: the session a task names must be one of theirs. */
 const ownerOf = (task: Task): Scope => ({ tenant_id: task.tenant_id, user_id: task.user_id });
 
-export function event(op: Op, task: Task, from: TaskState | null, cause: string): TaskEvent {
+/** The event of a task's new version, with the version's snapshot. */
+export function event(op: Op, task: Task, from: TaskState | null, cause: string): StoredTaskEvent {
   return {
     id: newId('event', op.env.random),
     tenant_id: task.tenant_id,
@@ -88,7 +89,13 @@ export function event(op: Op, task: Task, from: TaskState | null, cause: string)
     cause,
     task_version: task.version,
     at: isoAt(op.now),
+    snapshot: { slots: task.slots, data: task.data, status_line: task.status_line },
   };
+}
+
+/** What callers see of the stored events: changes of state, without snapshots. */
+function shown(events: readonly StoredTaskEvent[]): TaskEvent[] {
+  return events.filter((e) => e.from_state !== e.to_state).map(({ snapshot: _snapshot, ...rest }) => rest);
 }
 
 export async function insertTask(op: WriteOp, scope: Scope, input: CheckedNewTask): Promise<Task> {
@@ -154,7 +161,8 @@ export async function applyTaskPatch(
     const now = await op.tx.getTask(scope, id);
     throw versionConflict(op.env.adapter, 'task', id, expected, now?.version ?? null);
   }
-  if (changes) await op.tx.addTaskEvent(event(op, next, current.state, patch.cause));
+  // Every version is recorded (a fork copies a task as it stood); only changes of state are shown.
+  await op.tx.addTaskEvent(event(op, next, current.state, patch.cause));
   return next;
 }
 
@@ -171,5 +179,5 @@ export async function listTasks(
 
 export async function listTaskEvents(op: Op, scope: ReadScope, task_id: string): Promise<TaskEvent[]> {
   const task = await op.tx.getTask(scope, task_id);
-  return task === null ? [] : op.tx.listTaskEvents(task);
+  return task === null ? [] : shown(await op.tx.listTaskEvents(task));
 }

@@ -1,9 +1,9 @@
 /** Task, task event and action rows of the SQL driver. */
 
-import type { Action, Task, TaskEvent } from '../../core/model.js';
+import type { Action, Task } from '../../core/model.js';
 import { OPEN_TASK_STATES, type TaskState } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
-import type { DriverTx, Listed, PageRequest } from '../core/driver.js';
+import type { DriverTx, Listed, PageRequest, StoredTaskEvent } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, OptimisticMiss, type SqlExecutor, type SqlParam, type SqlRow } from './executor.js';
@@ -154,8 +154,8 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
       const changed = await q.run(UPDATE_TASK, updateTaskParams(next, previous));
       return changed === 1;
     },
-    async addTaskEvent(e: TaskEvent) {
-      await q.run(`INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+    async addTaskEvent(e: StoredTaskEvent) {
+      await q.run(`INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
         e.id,
         e.tenant_id,
         e.user_id,
@@ -165,6 +165,7 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
         e.cause,
         e.task_version,
         e.at,
+        e.snapshot === undefined ? null : JSON.stringify(e.snapshot),
       ]);
     },
     async getAction(scope, id) {

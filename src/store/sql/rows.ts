@@ -10,10 +10,10 @@ import type {
   Session,
   SessionStatus,
   Task,
-  TaskEvent,
   TaskState,
   ToolCall,
 } from '../../core/model.js';
+import type { StoredTaskEvent, TaskSnapshot } from '../core/driver.js';
 import type { SqlRow } from './executor.js';
 
 const str = (value: unknown): string => String(value);
@@ -108,10 +108,14 @@ export function toTask(row: SqlRow): Task {
   };
 }
 
-export const EVENT_COLUMNS = 'id, tenant_id, user_id, task_id, from_state, to_state, cause, task_version, at';
+export const EVENT_COLUMNS =
+  'id, tenant_id, user_id, task_id, from_state, to_state, cause, task_version, at, snapshot';
 
-export function toTaskEvent(row: SqlRow): TaskEvent {
+export function toTaskEvent(row: SqlRow): StoredTaskEvent {
   return {
+    ...(row.snapshot === null || row.snapshot === undefined
+      ? {}
+      : { snapshot: JSON.parse(str(row.snapshot)) as TaskSnapshot }),
     id: str(row.id),
     tenant_id: str(row.tenant_id),
     user_id: str(row.user_id),

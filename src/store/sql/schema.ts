@@ -124,11 +124,13 @@ const v5 = (): string[] => [
 
 /**
  * Session forks (core/branches.ts): `lineage` holds a session's fork fields as JSON; `kept_until`, when
- * set, keeps an expired session's row and messages for the forks that read them (the sweep waits for it).
+ * set, keeps an expired session's row and messages for the forks that read them (the sweep waits for it);
+ * `task_events.snapshot`: a task's slots, data and status line at each version (a fork copies them).
  */
 const v6 = (): string[] => [
   'ALTER TABLE sessions ADD COLUMN lineage TEXT',
   'ALTER TABLE sessions ADD COLUMN kept_until TEXT',
+  'ALTER TABLE task_events ADD COLUMN snapshot TEXT',
 ];
 
 /** Append only: a released migration is never edited; a change is a new version. */

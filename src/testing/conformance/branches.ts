@@ -193,6 +193,28 @@ export function branchTests(t: Ctx): void {
       ]);
     });
 
+    it('a task is copied with the slots it had at the point, not those given after it', async () => {
+      const s = await session(t.store, t.scope);
+      await say(t.store, t.scope, s.id, 'book a flight');
+      const tk = await t.store.createTask(t.scope, { type: 'flight', session_id: s.id, state: 'COLLECTING' });
+      t.clock.advance(10);
+      const v2 = await t.store.updateTask(t.scope, tk.id, 1, { slots: { from: 'ZRH' }, status_line: 'to?' });
+      await say(t.store, t.scope, s.id, 'from Zurich', 'where to?');
+      t.clock.advance(10);
+      await say(t.store, t.scope, s.id, 'to Berlin');
+      await t.store.updateTask(t.scope, tk.id, v2.version, {
+        slots: { from: 'ZRH', to: 'BER' },
+        status_line: 'when?',
+      });
+      const f = await t.store.forkSession(t.scope, s.id, { at_seq: 3 });
+      const [copy] = (await t.store.listTasks(t.scope, { session_id: f.id })).items;
+      expect(copy?.slots).toEqual({ from: 'ZRH' });
+      expect(copy?.status_line).toBe('to?');
+      expect(copy?.state).toBe('COLLECTING');
+      // Versions that changed no state are kept for forks, not shown as events.
+      expect((await t.store.listTaskEvents(t.scope, tk.id)).map((e) => e.to_state)).toEqual(['COLLECTING']);
+    });
+
     it('a point with an action in flight or a task executing is refused, and nothing is stored', async () => {
       const s = await session(t.store, t.scope);
       await say(t.store, t.scope, s.id, 'go');
