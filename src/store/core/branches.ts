@@ -9,8 +9,9 @@ import { isoAt } from '../../core/clock.js';
 import { versionConflict } from '../../core/errors.js';
 import { newId } from '../../core/ids.js';
 import type { JsonObject } from '../../core/json.js';
-import type { Action, Session, SessionHistory, Task, TaskState } from '../../core/model.js';
+import type { Action, Checkpoint, Session, SessionHistory, Task, TaskState } from '../../core/model.js';
 import { FINAL_TASK_STATES } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
 import type { NewFork, ReadScope, Rewind, RewindResult, Scope } from '../types.js';
 import { type CoreEnv, conflict, notFound, type Op, type WriteOp } from './context.js';
 import { readMessages, shownCount } from './history.js';
@@ -85,8 +86,30 @@ function clip(segments: SessionHistory['segments'], n: number): SessionHistory['
   return out;
 }
 
+/** What a checkpoint tells of its fork point. */
+export type CheckpointMark = Pick<Checkpoint, 'run_id' | 'label' | 'created_at'>;
+
+/**
+ * The messages a checkpoint of the session had seen: those written at or before it, and when the
+ * checkpoint belongs to a turn's run that had not written its messages yet (any label but the run's last,
+ * 'turn'), exactly the messages before the run (its id names that seq: core/run-id.ts), so a message
+ * written in the same millisecond after it is not counted.
+ */
+export async function checkpointPoint(
+  op: Op,
+  session: Session,
+  count: number,
+  checkpoint: CheckpointMark,
+): Promise<number> {
+  const seq = await messagesBefore(op, session, count, checkpoint.created_at);
+  if (checkpoint.label === 'turn') return seq;
+  for (let k = seq; k >= Math.max(0, seq - 8); k--)
+    if (runIdFor(session.id, k) === checkpoint.run_id) return k;
+  return seq;
+}
+
 /** The number of messages written at or before `at` (ISO-8601): a binary search over the shown history. */
-export async function messagesBefore(op: Op, session: Session, count: number, at: string): Promise<number> {
+async function messagesBefore(op: Op, session: Session, count: number, at: string): Promise<number> {
   let low = 0;
   let high = count;
   while (low < high) {
@@ -270,7 +293,7 @@ export async function forkSession(
     if (checkpoint === null) throw notFound(op.env, 'checkpoint', input.checkpoint_id);
     if (checkpoint.session_id !== id)
       op.env.v.fail(`fork.checkpoint_id ${checkpoint.id} is not a checkpoint of session ${id}`);
-    seq = await messagesBefore(op, source, count, checkpoint.created_at);
+    seq = await checkpointPoint(op, source, count, checkpoint);
   } else {
     seq = input.at_seq ?? 0;
     if (seq > count) op.env.v.fail(`fork.at_seq ${seq} is after the session's last message (seq ${count})`);

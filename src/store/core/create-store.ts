@@ -154,14 +154,14 @@ export class CoreStore extends StoreBase implements t.StateStore {
     );
   }
   /** For the tiered store: the fork point of a checkpoint written at `at`, and when the next message was. */
-  forkPointOf(scope: t.ReadScope, id: string, seq: number | null, at: string | null) {
+  forkPointOf(scope: t.ReadScope, id: string, seq: number | null, at: branches.CheckpointMark | null) {
     return this.read(
       () => this.scoped(scope, [id, 'session', 'session id']),
       async (op) => {
         const session = await sessions.requireSession(op, scope, id);
         const count = await shownCount(op.tx, session);
         const point =
-          at === null ? Math.min(seq ?? 0, count) : await branches.messagesBefore(op, session, count, at);
+          at === null ? Math.min(seq ?? 0, count) : await branches.checkpointPoint(op, session, count, at);
         return { session, seq: point, cut: await branches.cutOf(op, session, point) };
       },
     );

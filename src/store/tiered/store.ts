@@ -9,7 +9,7 @@
 import { closedError, invalidRequest } from '../../core/errors.js';
 import { OPEN_TASK_STATES, type Task } from '../../core/model.js';
 import { checkNewAction } from '../core/actions.js';
-import { checkFork, checkRewind } from '../core/branches.js';
+import { type CheckpointMark, checkFork, checkRewind } from '../core/branches.js';
 import { checkNewCheckpoint } from '../core/checkpoints.js';
 import { CoreStore } from '../core/create-store.js';
 import { checkMessages } from '../core/messages.js';
@@ -81,7 +81,7 @@ export class TieredStore implements t.StateStore {
   forkSession: t.StateStore['forkSession'] = (s, id, input) =>
     this.locked(s, id, async () => {
       const checked = checkFork(this.deps.env, input);
-      let at: string | null = null;
+      let at: CheckpointMark | null = null;
       if (checked.checkpoint_id !== null) {
         const checkpoint = await this.run('postgres', () =>
           this.pg.getCheckpoint(s, checked.checkpoint_id ?? ''),
@@ -90,7 +90,7 @@ export class TieredStore implements t.StateStore {
           throw invalidRequest(
             `[tiered] fork.checkpoint_id ${checked.checkpoint_id} is not a checkpoint of session ${id}`,
           );
-        at = checkpoint.created_at;
+        at = checkpoint;
       }
       const point = await this.redisCore.forkPointOf(s, id, checked.at_seq, at);
       if (checked.at_seq !== null && checked.at_seq > point.seq)

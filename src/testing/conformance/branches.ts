@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Session } from '../../core/model.js';
+import { runIdFor } from '../../core/run-id.js';
 import type { Scope, StateStore } from '../../store/types.js';
 import type { Ctx } from './context.js';
 import { expectError, expectInvalid } from './expect.js';
@@ -248,6 +249,18 @@ export function branchTests(t: Ctx): void {
       const f = await t.store.forkSession(t.scope, s.id, { checkpoint_id: cp.id });
       expect(f.forked_from).toEqual({ session_id: s.id, seq: 2, checkpoint_id: cp.id });
       expect(await contents(t.store, t.scope, f.id)).toEqual(['1:m1', '2:m2']);
+      // A checkpoint of a turn's run (runIdFor the seq it started at) counts exactly the messages before
+      // the run, even with a message written in the same millisecond after it.
+      const mid = await t.store.putCheckpoint(t.scope, {
+        run_id: runIdFor(s.id, 3),
+        session_id: s.id,
+        step: 1,
+        label: 'step',
+        channels: {},
+      });
+      await say(t.store, t.scope, s.id, 'm4');
+      const g = await t.store.forkSession(t.scope, s.id, { checkpoint_id: mid.id });
+      expect(g.forked_from?.seq).toBe(3);
     });
 
     it('bad input and other owners change nothing', async () => {
