@@ -146,10 +146,14 @@ export function createApi(raw: Client<paths>, run: Runner) {
         run('POST /v1/sessions/{id}/rewind', () =>
           raw.POST('/v1/sessions/{id}/rewind', { ...init(o), params: one(id), body }),
         ),
-      /** The live sessions forked from this one (rewinds' branches included), oldest first. */
-      branches: (id: string, o?: CallOptions): Promise<{ items: Session[] }> =>
+      /** The live sessions forked from this one (rewinds' branches included), oldest first, paged. */
+      branches: (
+        id: string,
+        query?: QueryOf<'/v1/sessions/{id}/branches', 'get'>,
+        o?: CallOptions,
+      ): Promise<Page<Session>> =>
         run('GET /v1/sessions/{id}/branches', () =>
-          raw.GET('/v1/sessions/{id}/branches', { ...init(o), params: one(id) }),
+          raw.GET('/v1/sessions/{id}/branches', { ...init(o), params: { ...one(id), query: q(query) } }),
         ),
     },
     messages: {

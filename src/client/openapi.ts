@@ -1658,7 +1658,10 @@ export interface paths {
     };
     get: {
       parameters: {
-        query?: never;
+        query?: {
+          limit?: number;
+          cursor?: string;
+        };
         header?: never;
         path: {
           id: string;
@@ -1714,6 +1717,7 @@ export interface paths {
                 retained_until?: string;
                 model?: string;
               }[];
+              next_cursor: string | null;
             };
           };
         };

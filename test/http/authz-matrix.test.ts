@@ -107,7 +107,7 @@ async function snapshot(f: Fixture): Promise<JsonObject> {
   return {
     session: session ? [session.version, session.status, session.context] : null,
     messages: messages.length,
-    branches: branches.length,
+    branches: branches.items.length,
     task: task ? [task.version, task.status_line] : null,
     action: action ? action.status : null,
     actions: actions.items.length,

@@ -81,7 +81,7 @@ describe.each(STORES)('fork, rewind and branches over HTTP ($name)', (kind) => {
     return {
       session: session ? [session.version, session.status, session.history ?? null] : null,
       messages: (await store.listMessages(scope(), id, { limit: 1000 })).map((m) => m.content),
-      branches: (await store.listBranches(scope(), id)).map((s) => s.id),
+      branches: (await store.listBranches(scope(), id)).items.map((s) => s.id),
       sessions: (await store.listSessions(scope(), { limit: 500 })).items.length,
     };
   }
@@ -434,7 +434,7 @@ describe.each(STORES)('fork, rewind and branches over HTTP ($name)', (kind) => {
     expect(second.body.id).toBe(first.body.id);
     const other = await send();
     expect(other.body.id).not.toBe(first.body.id);
-    expect((await store.listBranches(scope(), session.id)).map((s) => s.id)).toEqual([
+    expect((await store.listBranches(scope(), session.id)).items.map((s) => s.id)).toEqual([
       first.body.id,
       other.body.id,
     ]);

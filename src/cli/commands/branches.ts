@@ -6,7 +6,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import type { Session } from '../../core/model.js';
-import type { StateStore } from '../../store/types.js';
+import { MAX_PAGE_LIMIT, type StateStore } from '../../store/types.js';
 import {
   CliError,
   checkId,
@@ -58,6 +58,18 @@ async function requireSession(store: StateStore, options: StoreOptions, id: stri
 }
 
 /** `after message 3` or `at checkpoint ckpt_... (after message 3)`. */
+/** Every branch of the session, page after page. */
+async function allBranches(store: StateStore, scope: Parameters<StateStore['listBranches']>[0], id: string) {
+  const items: Session[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await store.listBranches(scope, id, { limit: MAX_PAGE_LIMIT, cursor });
+    items.push(...page.items);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return items;
+}
+
 function pointOf(session: Session): string {
   const origin = session.forked_from;
   if (origin === undefined) return '';
@@ -135,7 +147,7 @@ export function registerBranchCommands(sessions: Command): void {
       checkId(id, 'session');
       const { session, items } = await withStore(options, async (store) => {
         const session = await requireSession(store, options, id);
-        return { session, items: await store.listBranches(scopeOf(options), id) };
+        return { session, items: await allBranches(store, scopeOf(options), id) };
       });
       if (options.json) return printJson({ items });
       if (session.forked_from !== undefined) {

@@ -4,8 +4,8 @@
  * sessions forked from it. Scoped as the other session routes: a session of another user or tenant is a 404.
  */
 import { z } from 'zod';
-import { invalidRequest } from '../../core/errors.js';
 import type { Session } from '../../core/model.js';
+import { MAX_PAGE_LIMIT } from '../../store/types.js';
 import { readScopeOf } from '../auth.js';
 import type { RouteDeps, ZodApp } from '../deps.js';
 import { idParam, SessionParams } from '../schemas.js';
@@ -47,6 +47,12 @@ export function branchRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps):
       ttl_seconds: schemas.createSession.shape.ttl_seconds,
     })
     .superRefine(onePoint);
+  const BranchesQuery = z.strictObject({
+    /** 1..500; default 50. */
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE_LIMIT).optional(),
+    /** `next_cursor` of the page before. */
+    cursor: z.string().min(1).optional(),
+  });
   const RewindBody = z.strictObject({
     /** The session continues after message `at_seq`. */
     at_seq: Seq,
@@ -90,14 +96,6 @@ export function branchRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps):
     },
     async (request, reply) => {
       const scope = readScopeOf(request.principal);
-      const current = await requireSession(store, scope, request.params.id);
-      // An ended session takes no more messages: it is not rewound to take them (a fork of it may).
-      if (current.status === 'ended') {
-        throw invalidRequest(
-          `session ${current.id} has ended and is not rewound; fork it instead (POST /v1/sessions/${current.id}/fork)`,
-          { session_id: current.id, status: current.status },
-        );
-      }
       const { session, branch } = await store.rewindSession(scope, request.params.id, request.body);
       return reply
         .header('etag', etag(session.version))
@@ -111,14 +109,17 @@ export function branchRoutes(app: ZodApp, { store, schemas, turns }: RouteDeps):
       schema: {
         tags: ['sessions'],
         params: SessionParams,
-        response: { 200: z.object({ items: z.array(SessionWithModelSchema) }), ...ERRORS },
+        querystring: BranchesQuery,
+        response: {
+          200: z.object({ items: z.array(SessionWithModelSchema), next_cursor: z.string().nullable() }),
+          ...ERRORS,
+        },
       },
     },
     async (request) => {
       const scope = readScopeOf(request.principal);
-      await requireSession(store, scope, request.params.id);
-      const items = await store.listBranches(scope, request.params.id);
-      return { items: items.map(withModel) };
+      const page = await store.listBranches(scope, request.params.id, request.query);
+      return { items: page.items.map(withModel), next_cursor: page.next_cursor };
     },
   );
 }

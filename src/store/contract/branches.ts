@@ -3,7 +3,7 @@
  * the history it starts from, never a copy: its messages are the inherited prefix, then its own.
  */
 import type { Session } from '../../core/model.js';
-import type { ReadScope } from './common.js';
+import type { Page, PageQuery, ReadScope } from './common.js';
 
 /** Where a fork starts: after message `at_seq`, or at the messages a checkpoint of the session had seen. */
 export interface ForkPoint {
@@ -38,12 +38,15 @@ export interface RewindResult {
  * Forks copy on write. Tasks of the session are copied as they stood at the fork point (before the message
  * after it was written); actions that had succeeded by then are named in the copy (`data['agentstate.fork']`)
  * and never run by it; a fork point at which an action was PENDING or UNKNOWN, or a task EXECUTING, is
- * refused (`invalid_request`). Expiring or deleting either side leaves the other's history readable.
+ * refused (`invalid_request`), and so is rewinding an ended session. Expiring or deleting either side leaves the other's history readable.
  */
 export interface BranchCalls {
   forkSession(scope: ReadScope, id: string, input: NewFork): Promise<Session>;
   /** Moves the session back to `at_seq`; what came after stays readable in `branch`. */
   rewindSession(scope: ReadScope, id: string, input: Rewind): Promise<RewindResult>;
-  /** The live sessions forked from this one (rewinds' branches included), oldest first. */
-  listBranches(scope: ReadScope, id: string): Promise<Session[]>;
+  /**
+   * The live sessions forked from this one (rewinds' branches included), oldest first, paged (a page may
+   * hold fewer than `limit` when branches expired since).
+   */
+  listBranches(scope: ReadScope, id: string, query?: PageQuery): Promise<Page<Session>>;
 }

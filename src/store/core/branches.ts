@@ -12,10 +12,11 @@ import type { JsonObject } from '../../core/json.js';
 import type { Action, Checkpoint, Session, SessionHistory, Task, TaskState } from '../../core/model.js';
 import { FINAL_TASK_STATES } from '../../core/model.js';
 import { runIdFor } from '../../core/run-id.js';
-import type { NewFork, ReadScope, Rewind, RewindResult, Scope } from '../types.js';
+import type { NewFork, Page, PageQuery, ReadScope, Rewind, RewindResult, Scope } from '../types.js';
 import { type CoreEnv, conflict, notFound, type Op, type WriteOp } from './context.js';
 import { readMessages, shownCount } from './history.js';
 import { holdHistory } from './holds.js';
+import { askPage, toPage } from './paging.js';
 import { liveSession, replaceSession, requireSession } from './sessions.js';
 import { event } from './tasks.js';
 
@@ -357,6 +358,8 @@ export async function rewindSession(
   input: { at_seq: number; expected: number | null },
 ): Promise<RewindResult> {
   const current = await requireSession(op, scope, id);
+  if (current.status === 'ended')
+    op.env.v.fail(`session ${id} has ended and is not rewound; fork it instead`, { status: current.status });
   if (input.expected !== null && current.version !== input.expected)
     throw versionConflict(op.env.adapter, 'session', id, input.expected, current.version);
   const count = await shownCount(op.tx, current);
@@ -395,23 +398,30 @@ export async function rewindSession(
   return { session, branch };
 }
 
-export async function listBranches(op: Op, scope: ReadScope, id: string): Promise<Session[]> {
+/** A page of the index, then its live sessions (a branch gone since leaves its page a row short). */
+export async function listBranches(
+  op: Op,
+  scope: ReadScope,
+  id: string,
+  query: PageQuery = {},
+): Promise<Page<Session>> {
   const session = await liveSession(op, scope, id);
   if (session === null) throw notFound(op.env, 'session', id);
-  const items = await allPages((after) =>
-    op.tx.listMemory(
-      ownerOf(session),
-      BRANCH_NAMESPACE,
-      { prefix: `${id}/`, liveAt: isoAt(op.now) },
-      { after, limit: PAGE },
-    ),
+  op.env.v.record(query, 'query', ['limit', 'cursor']);
+  const asked = await askPage(op.env, `branches:${id}`, scope, query);
+  const rows = await op.tx.listMemory(
+    ownerOf(session),
+    BRANCH_NAMESPACE,
+    { prefix: `${id}/`, liveAt: isoAt(op.now) },
+    asked.request,
   );
+  const page = await toPage(op.env, asked, rows);
   const out: Session[] = [];
-  for (const item of items) {
+  for (const item of page.items) {
     const value = item.value as { session_id?: unknown };
     if (typeof value.session_id !== 'string') continue;
     const branch = await liveSession(op, ownerOf(session), value.session_id);
     if (branch !== null) out.push(branch);
   }
-  return out;
+  return { items: out, next_cursor: page.next_cursor };
 }

@@ -139,10 +139,10 @@ export class CoreStore extends StoreBase implements t.StateStore {
     };
     return this.write(check, (op, checked) => branches.rewindSession(op, scope, id, checked));
   }
-  listBranches(scope: t.ReadScope, id: string): Promise<Session[]> {
+  listBranches(scope: t.ReadScope, id: string, query: t.PageQuery = {}): Promise<t.Page<Session>> {
     return this.read(
       () => this.scoped(scope, [id, 'session', 'session id']),
-      (op) => branches.listBranches(op, scope, id),
+      (op) => branches.listBranches(op, scope, id, query),
     );
   }
 

@@ -115,8 +115,8 @@ export class TieredStore implements t.StateStore {
       );
       return result;
     });
-  listBranches: t.StateStore['listBranches'] = (s, id) =>
-    this.run('redis', () => this.redis.listBranches(s, id));
+  listBranches: t.StateStore['listBranches'] = (s, id, q) =>
+    this.run('redis', () => this.redis.listBranches(s, id, q));
 
   /** Under the session's turn lock: a turn with run events has told what seqs its messages get (turn.ts). */
   appendMessages: t.StateStore['appendMessages'] = (s, id, m) =>

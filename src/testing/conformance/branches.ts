@@ -66,7 +66,7 @@ export function branchTests(t: Ctx): void {
       const empty = await t.store.forkSession(t.scope, a.id, { at_seq: 0 });
       expect(await t.store.listMessages(t.scope, empty.id)).toEqual([]);
       expect((await t.store.getSessionHead(t.scope, empty.id))?.last_message).toBeNull();
-      expect(ids(await t.store.listBranches(t.scope, a.id))).toEqual([f.id, empty.id]);
+      expect(ids((await t.store.listBranches(t.scope, a.id)).items)).toEqual([f.id, empty.id]);
     });
 
     it('a fork of a fork reads its whole line, and appends continue its numbering', async () => {
@@ -92,7 +92,7 @@ export function branchTests(t: Ctx): void {
       expect(await contents(t.store, t.scope, s.id)).toEqual(['1:m1', '2:m2', '3:n3']);
       expect((await contents(t.store, t.scope, branch.id)).length).toBe(6);
       expect((await contents(t.store, t.scope, branch.id))[5]).toBe('6:m6');
-      expect(ids(await t.store.listBranches(t.scope, s.id))).toEqual([branch.id]);
+      expect(ids((await t.store.listBranches(t.scope, s.id)).items)).toEqual([branch.id]);
       // A second rewind keeps both earlier lines.
       const again = await t.store.rewindSession(t.scope, s.id, {
         at_seq: 1,
@@ -153,7 +153,12 @@ export function branchTests(t: Ctx): void {
       await Promise.all(forks.map((f, i) => say(t.store, t.scope, f.id, `own${i}`)));
       for (const [i, f] of forks.entries())
         expect(await contents(t.store, t.scope, f.id)).toEqual(['1:m1', '2:m2', `3:own${i}`]);
-      expect(new Set(ids(await t.store.listBranches(t.scope, a.id)))).toEqual(new Set(ids(forks)));
+      expect(new Set(ids((await t.store.listBranches(t.scope, a.id)).items))).toEqual(new Set(ids(forks)));
+      const first = await t.store.listBranches(t.scope, a.id, { limit: 3 });
+      expect(first.items).toHaveLength(3);
+      const rest = await t.store.listBranches(t.scope, a.id, { limit: 3, cursor: first.next_cursor });
+      expect(rest.next_cursor).toBeNull();
+      expect(new Set(ids([...first.items, ...rest.items]))).toEqual(new Set(ids(forks)));
     });
 
     it('tasks are copied as they stood at the point, with the actions done by then and after it', async () => {
@@ -228,7 +233,7 @@ export function branchTests(t: Ctx): void {
       await expectInvalid(t.store, t.store.forkSession(t.scope, s.id, { at_seq: 1 }), pending.id);
       await t.store.markActionUnknown(t.scope, pending.id, 'timeout');
       await expectInvalid(t.store, t.store.rewindSession(t.scope, s.id, { at_seq: 1 }), 'UNKNOWN');
-      expect(await t.store.listBranches(t.scope, s.id)).toEqual([]);
+      expect((await t.store.listBranches(t.scope, s.id)).items).toEqual([]);
       expect((await t.store.getSession(t.scope, s.id))?.version).toBe(s.version);
       const early = await t.store.forkSession(t.scope, s.id, { at_seq: 0 });
       expect((await t.store.listTasks(t.scope, { session_id: early.id })).items).toEqual([]);
@@ -277,7 +282,7 @@ export function branchTests(t: Ctx): void {
       await expectError(t.store, t.store.forkSession(t.neighbour, s.id, { at_seq: 1 }), 'not_found', s.id);
       await expectError(t.store, t.store.rewindSession(t.neighbour, s.id, { at_seq: 1 }), 'not_found', s.id);
       await expectError(t.store, t.store.listBranches(t.stranger, s.id), 'not_found', s.id);
-      expect(await t.store.listBranches(t.scope, s.id)).toEqual([]);
+      expect((await t.store.listBranches(t.scope, s.id)).items).toEqual([]);
       expect(ids((await t.store.listSessions(t.scope)).items)).toEqual([s.id]);
     });
   });
