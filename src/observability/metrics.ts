@@ -11,6 +11,7 @@ import {
   type ObserveDataWithExemplar,
   Registry,
 } from 'prom-client';
+import { statementsSent } from '../store/sql/executor.js';
 
 export interface AgentStateMetrics {
   readonly registry: Registry;
@@ -29,6 +30,11 @@ export interface AgentStateMetrics {
   readonly sweeperRuns: Counter<'outcome'>;
   readonly sweeperDeleted: Counter;
   readonly storeErrors: Counter<'adapter' | 'code'>;
+  /**
+   * Statements the thread's SQL stores sent (store/sql/executor.ts `statementsSent`): round trips on
+   * PostgreSQL. Read from the count when scraped; a thread's registry reports its own thread's.
+   */
+  readonly storeRoundTrips: Counter<'adapter'>;
   readonly httpRequests: Counter<'route' | 'method' | 'status'>;
   readonly httpDuration: Histogram<'route' | 'method'>;
 }
@@ -151,6 +157,17 @@ export function createMetrics(options: MetricsOptions = {}): AgentStateMetrics {
       help: 'Store calls that failed for a reason other than bad input or a version conflict',
       labelNames: ['adapter', 'code'],
       registers,
+    }),
+    storeRoundTrips: new Counter({
+      name: 'agentstate_store_round_trips_total',
+      help: 'Statements sent to a SQL database (BEGIN and COMMIT included): on PostgreSQL, round trips',
+      labelNames: ['adapter'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [adapter, count] of Object.entries(statementsSent))
+          if (count > 0) this.inc({ adapter }, count);
+      },
     }),
     httpRequests: new Counter({
       name: 'agentstate_http_requests_total',

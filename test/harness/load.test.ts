@@ -51,6 +51,12 @@ function expectIsolated(report: LoadReport): void {
   expect(report.leak_check.markers_stored).toBe(report.leak_check.markers_planted);
   for (const phase of ['baseline', 'load', 'saturation'])
     expect(report.probe_phases[phase]?.failures).toBe(0);
+  // the store's statements per turn, counted around each turn of users run one at a time after the phases
+  expect(report.round_trips?.slot_filling?.turns).toBe(3 * 4);
+  expect(report.round_trips?.slot_filling?.median).toBeGreaterThan(0);
+  expect(report.round_trips?.confirming?.median).toBeGreaterThan(
+    report.round_trips?.slot_filling?.median ?? 0,
+  );
   for (const phase of [report.baseline, report.load]) {
     expect(phase.count).toBe(25);
     expect(phase.p50_ms).toBeGreaterThan(0);
@@ -109,7 +115,7 @@ describe('loadtest', { timeout: 120_000 }, () => {
     });
     expectIsolated(report);
     // users of every phase had their own session, and distinct values
-    const measured = users.filter((u) => u.phase !== 'warmup');
+    const measured = users.filter((u) => u.phase !== 'warmup' && u.phase !== 'round_trips');
     expect(new Set(measured.map((u) => u.sessionId)).size).toBe(20);
     expect(new Set(measured.map((u) => u.passengerName)).size).toBe(20);
     expect(report.requests).toBeGreaterThan(report.probes + 4 * 25);

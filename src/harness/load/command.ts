@@ -18,6 +18,7 @@ interface LoadCommandOptions {
   readonly warmup: string;
   readonly saturation: boolean;
   readonly probeSpread: string;
+  readonly roundTripUsers: string;
   readonly report?: string;
   readonly cpuProf?: string;
 }
@@ -81,6 +82,11 @@ export function registerLoadCommands(program: Command): void {
       "other users, from any phase, that probe each user's records (besides every pair of the load phase)",
       '3',
     )
+    .option(
+      '--round-trip-users <n>',
+      "users run one at a time after the phases, the store's round trips counted around each turn (0: none)",
+      '3',
+    )
     .option('--report <path>', 'write the JSON report here and the Markdown beside it')
     .option('--cpu-prof <dir>', 'profile the child server (node --cpu-prof) into this folder')
     .action(async (options: LoadCommandOptions) => {
@@ -102,6 +108,7 @@ export function registerLoadCommands(program: Command): void {
         warmupUsers: count('--warmup', options.warmup, 0),
         saturation: options.saturation,
         probeSpread: count('--probe-spread', options.probeSpread, 0),
+        roundTripUsers: count('--round-trip-users', options.roundTripUsers, 0),
         ...(options.report ? { reportPath: options.report } : {}),
         ...(options.cpuProf ? { cpuProfDir: options.cpuProf } : {}),
         onProgress: (line) => process.stderr.write(`${line}\n`),

@@ -18,6 +18,7 @@ export { type Probe, type ProbeExpect, type ProbePlanInput, planProbes, routesOf
 export { type ProbeFailure, type ProbeResult, type ProbeTally, probeAll } from './probes.js';
 export { type ReadBack, readBackAll } from './readback.js';
 export { type LoadReport, toMarkdown } from './report.js';
+export { measureRoundTrips, parseRoundTrips, type RoundTrips, type TurnRoundTrips } from './round-trips.js';
 export { type LoadTestOptions, type LoadTestResult, runLoadTest } from './run.js';
 export { type ServerChild, startServerChild } from './server-child.js';
 export { latencies, percentile } from './stats.js';

@@ -3,6 +3,7 @@ import type { Leak, MarkerKind } from './leaks.js';
 import type { PhaseResult } from './phase.js';
 import type { ProbeFailure, ProbeTally } from './probes.js';
 import type { ProfileEntry } from './profile.js';
+import type { RoundTrips, TurnRoundTrips } from './round-trips.js';
 import type { Latencies } from './stats.js';
 
 export interface LoadReport {
@@ -84,6 +85,11 @@ export interface LoadReport {
   readonly saturation: PhaseResult | null;
   /** Turns per second with no think time, all users at once. */
   readonly throughput: number | null;
+  /**
+   * Statements the server sent to its store per turn (round trips on PostgreSQL), by kind of turn, counted
+   * after the phases with users one at a time (round-trips.ts); null when not counted or not exposed.
+   */
+  readonly round_trips: RoundTrips | null;
   /** The server's hottest functions by self time, when it ran with a CPU profile. */
   readonly profile: ProfileEntry[] | null;
   readonly goals: {
@@ -126,6 +132,20 @@ function probeRouteLines(report: LoadReport): string[] {
     '| route | probes | failed |',
     '| --- | --- | --- |',
     ...Object.entries(report.probe_routes).map(([route, t]) => `| ${route} | ${t.probes} | ${t.failures} |`),
+  ];
+}
+
+function roundTripLines(roundTrips: RoundTrips | null): string[] {
+  if (roundTrips === null) return [];
+  const cell = (t: TurnRoundTrips | null) =>
+    t === null ? '-' : `${t.median} (${t.min}-${t.max}, ${t.turns} turns)`;
+  return [
+    '',
+    `Statements sent to the store per turn (${roundTrips.adapters.join(', ') || 'none counted'}; on PostgreSQL each is a round trip), median (min-max), ${roundTrips.users} users one at a time after the phases:`,
+    '',
+    '| slot-filling turn (1-4) | confirming turn (5) |',
+    '| --- | --- |',
+    `| ${cell(roundTrips.slot_filling)} | ${cell(roundTrips.confirming)} |`,
   ];
 }
 
@@ -176,6 +196,7 @@ export function toMarkdown(report: LoadReport): string {
     'server read the request (accept, event-loop queueing) or on the wire; server time beyond the CPU a turn',
     'costs was spent waiting (for the event loop between awaits, a store connection, the store itself).',
   ];
+  lines.push(...roundTripLines(report.round_trips));
   const turnRow = (name: string, r: PhaseResult | null) =>
     r === null ? [] : [`| ${name} | ${r.by_turn.map((t) => `${t.p50_ms} / ${t.p99_ms}`).join(' | ')} |`];
   const turnNumbers = report.baseline.by_turn.map((_, i) => `turn ${i + 1}`);

@@ -19,6 +19,7 @@ import { newestProfile, summarizeProfile } from './profile.js';
 import { readBackAll } from './readback.js';
 import type { LoadReport } from './report.js';
 import { toMarkdown } from './report.js';
+import { measureRoundTrips, type RoundTrips } from './round-trips.js';
 import { startServerChild } from './server-child.js';
 import { median } from './stats.js';
 import type { Phase, SimUser, Target } from './user.js';
@@ -67,6 +68,11 @@ export interface LoadTestOptions {
   readonly warmupUsers?: number;
   /** Run the saturation phase (no think time) too. Default true. */
   readonly saturation?: boolean;
+  /**
+   * Users run one at a time after the measured phases, reading the server's count of store round trips
+   * around each turn (round-trips.ts). Default 3; 0 skips it.
+   */
+  readonly roundTripUsers?: number;
   /** Requests in flight while probing (and reading back). Default 16. */
   readonly probeConcurrency?: number;
   /**
@@ -108,6 +114,9 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
   const rampMs = options.rampMs ?? thinkMs;
   if (!Number.isFinite(rampMs) || rampMs < 0) throw new Error('loadtest: --ramp-ms must be >= 0');
   const repeat = options.repeat ?? 1;
+  const roundTripUsers = options.roundTripUsers ?? 3;
+  if (!Number.isInteger(roundTripUsers) || roundTripUsers < 0)
+    throw new Error('loadtest: --round-trip-users must be an integer >= 0');
   if (!Number.isInteger(repeat) || repeat < 1) throw new Error('loadtest: --repeat must be an integer >= 1');
   if (options.url !== undefined && !options.apiKey) throw new Error('loadtest: --url needs --api-key');
   const say = options.onProgress ?? (() => {});
@@ -197,6 +206,15 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       all.push(...run.users);
       saturation = run.result;
     }
+    let roundTrips: RoundTrips | null = null;
+    if (roundTripUsers > 0) {
+      say(
+        `[round trips] ${roundTripUsers} users one at a time, the store's statements counted around each turn`,
+      );
+      const run = await measureRoundTrips(target, { users: roundTripUsers, turns, runTag });
+      all.push(...run.users);
+      roundTrips = run.roundTrips;
+    }
     const concurrency = options.probeConcurrency ?? 16;
     say('[read back] every user reads its own messages, context and memory');
     const readBack = await readBackAll(target, all, concurrency);
@@ -212,7 +230,9 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
     const scan = scanLeaks(all, probes.exchanges);
     const leaks = scan.leaks;
     const errorList = all.flatMap((user) => user.errors.map((e) => `${user.userId}: ${e}`));
-    const measured = all.filter((u) => u.phase !== 'warmup');
+    // The round-trip users book too, outside the measured phases (their bookings count with the warm-up's).
+    const unmeasured = (u: SimUser) => u.phase === 'warmup' || u.phase === 'round_trips';
+    const measured = all.filter((u) => !unmeasured(u));
     const bookingsExpected = turns >= 5 ? measured.length : 0;
     const bookings = measured.filter((u) => u.booked).length;
     if (bookings < bookingsExpected)
@@ -229,9 +249,9 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
         errorList.push(
           `${bookingEffects.redundant_calls} booking request(s) came after the booking was made`,
         );
-      if (bookingEffects.effects !== bookings + all.filter((u) => u.phase === 'warmup' && u.booked).length)
+      if (bookingEffects.effects !== bookings + all.filter((u) => unmeasured(u) && u.booked).length)
         errorList.push(
-          `the airline made ${bookingEffects.effects} bookings, the users saw ${bookings} (and warm-ups)`,
+          `the airline made ${bookingEffects.effects} bookings, the users saw ${bookings} (and warm-ups, round-trip users)`,
         );
     }
     // A marker the server did not keep could not have leaked: the check would be blind to it.
@@ -299,6 +319,7 @@ export async function runLoadTest(options: LoadTestOptions = {}): Promise<LoadTe
       median_pair_ratio: median(pairs.map((pair) => pair.p99_ratio)),
       saturation,
       throughput: saturation?.turns_per_s ?? null,
+      round_trips: roundTrips,
       profile: profFile ? summarizeProfile(profFile) : null,
       goals: {
         no_leaks: leaks.length === 0,

@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bearer, type Exchange, send } from './http.js';
 
-export type Phase = 'warmup' | 'back_to_back' | 'baseline' | 'load' | 'saturation';
+export type Phase = 'warmup' | 'back_to_back' | 'baseline' | 'load' | 'saturation' | 'round_trips';
 
 export interface SimUser {
   readonly phase: Phase;
@@ -83,6 +83,16 @@ export function bookingInputs(index: number, name: string, turns: number): strin
   const inputs = script.slice(0, turns);
   while (inputs.length < turns) inputs.push('thanks');
   return inputs;
+}
+
+/**
+ * What the i-th turn of the booking script (0-based) asks of the agent: filling the trip's slots (route,
+ * date, cabin, name), confirming it (the booking: the airline's call and its action), or a chat after it.
+ */
+export type TurnKind = 'slot_filling' | 'confirming' | 'after';
+
+export function turnKind(index: number): TurnKind {
+  return index < 4 ? 'slot_filling' : index === 4 ? 'confirming' : 'after';
 }
 
 export function newUser(phase: Phase, index: number, runTag: string, turns: number): SimUser {
@@ -194,8 +204,11 @@ export async function runTurns(
   user: SimUser,
   thinkMs: number,
   onTurn?: (ms: number, ok: boolean) => void,
+  /** Awaited before the first turn and after each turn (before the think time): a reading around each. */
+  edge?: () => Promise<void>,
 ): Promise<void> {
   if (user.sessionId === null) return;
+  await edge?.();
   for (const [i, input] of user.inputs.entries()) {
     if (i > 0 && thinkMs > 0) await sleep(thinkTime(thinkMs));
     const marker = textMarker();
@@ -210,6 +223,7 @@ export async function runTurns(
     user.turns.push({ ms: answer.ms, startedAt, endedAt: startedAt + answer.ms });
     onTurn?.(answer.ms, ok);
     if (ok) learn(user, data as TurnBody | undefined);
+    await edge?.();
   }
   const sessionId = user.sessionId;
   const listed = await send(target.url, 'GET /v1/tasks', undefined, (raw) =>

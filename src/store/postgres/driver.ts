@@ -13,6 +13,7 @@ import {
   type SqlParam,
   type SqlRow,
   type SweepPacing,
+  statementsSent,
 } from '../sql/executor.js';
 import { OptimisticExecutor } from './optimistic.js';
 import { ReclaimState, reclaimPostgres } from './reclaim.js';
@@ -133,6 +134,7 @@ export function postgresDriver({
   const executor = (client: pg.PoolClient): SqlExecutor => {
     const query = async (sql: string, params: readonly SqlParam[] = []) => {
       const { name, text } = translate(statements, schema, sql);
+      statementsSent.postgres++;
       return client.query({ name, text, values: params.map(encodeParam) });
     };
     return {
@@ -154,6 +156,7 @@ export function postgresDriver({
     }
     if (!searchPathSet && schemaOf.get(client) !== schema) {
       try {
+        statementsSent.postgres++;
         await client.query(`SET search_path TO ${quoted}`);
         schemaOf.set(client, schema);
       } catch (error) {
@@ -175,9 +178,11 @@ export function postgresDriver({
       let broken: Error | undefined;
       let begun = false;
       try {
+        statementsSent.postgres++;
         await client.query(begin);
         begun = true;
         const result = await fn(executor(client));
+        statementsSent.postgres++;
         await client.query('COMMIT');
         return result;
       } catch (error) {
@@ -187,6 +192,7 @@ export function postgresDriver({
           throw error;
         }
         try {
+          statementsSent.postgres++;
           await client.query('ROLLBACK');
         } catch (rollbackError) {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));

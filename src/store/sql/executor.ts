@@ -5,6 +5,14 @@
 
 export type SqlParam = string | number | null;
 
+/**
+ * Statements this thread's SQL stores have sent to their database since the thread started, by dialect:
+ * every statement of the store API, BEGIN, COMMIT and ROLLBACK included. On PostgreSQL each one is a round
+ * trip to the server. A plain count (an increment per statement), read by the metrics
+ * (`agentstate_store_round_trips_total`, observability/metrics.ts): the load harness reads it around a turn.
+ */
+export const statementsSent = { sqlite: 0, postgres: 0 };
+
 /** An optimistic attempt that cannot finish (nothing of it was written): run the work in a transaction. */
 export class OptimisticMiss extends Error {
   constructor(reason: string) {

@@ -9,7 +9,15 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeFolder } from '../../process/folders.js';
-import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
+import {
+  type SqlDialect,
+  type SqlDriver,
+  type SqlExecutor,
+  type SqlParam,
+  type SqlRow,
+  type SweepPacing,
+  statementsSent,
+} from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
 import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './background-checkpoint.js';
@@ -87,7 +95,9 @@ export function openSqliteDriver(path: string, options: SqliteDriverOptions): Sq
   db.pragma('foreign_keys = ON');
 
   const statements = new Map<string, Database.Statement>();
+  /** The statement of `sql`, prepared once, for one run of it (counted in `statementsSent`). */
   const prepared = (sql: string): Database.Statement => {
+    statementsSent.sqlite++;
     let statement = statements.get(sql);
     if (statement === undefined) {
       statement = db.prepare(sql);
