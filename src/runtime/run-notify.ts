@@ -11,6 +11,29 @@ news.setMaxListeners(0);
 const key = (sessionId: string, runId: string) => `${sessionId}\u0000${runId}`;
 
 const listeners = new Set<(sessionId: string, runId: string) => void>();
+
+/**
+ * Waits of `runEventsOrTimeout` in progress in this thread, in shared memory: a turn thread adopts its main
+ * thread's word (pool.ts) and passes announcements on only while something there waits for one. A waiter
+ * is counted before it reads the store (it listens first), so a write announced while none waited is one
+ * its read sees.
+ */
+let waiting = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
+
+/** This thread's count of waiters, to hand to a turn thread it starts. */
+export function runWaitersBuffer(): SharedArrayBuffer {
+  return waiting.buffer as SharedArrayBuffer;
+}
+
+/** In a turn thread: count (and read) the waiters of the thread that started it. */
+export function adoptRunWaiters(buffer: SharedArrayBuffer): void {
+  waiting = new Int32Array(buffer);
+}
+
+/** Whether anything waits for news of a run right now (see `waiting`). */
+export function runWaitersNow(): boolean {
+  return Atomics.load(waiting, 0) > 0;
+}
 const local = new Map<string, number>();
 
 /** Tells this process's followers of the run that it has new events stored. */
@@ -63,7 +86,13 @@ export function runEventsOrTimeout(
 ): Promise<void> {
   return new Promise((resolve) => {
     const name = key(sessionId, runId);
+    const counted = waiting;
+    Atomics.add(counted, 0, 1);
+    let over = false;
     const done = () => {
+      if (over) return;
+      over = true;
+      Atomics.sub(counted, 0, 1);
       clearTimeout(timer);
       news.off(name, done);
       signal?.removeEventListener('abort', done);

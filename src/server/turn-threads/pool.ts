@@ -18,7 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
 import { traceparentOf } from '../../observability/tracing.js';
 import type { RunRecoveryOptions } from '../../runtime/run-marks.js';
-import { announceRunEvents, markLocalRun } from '../../runtime/run-notify.js';
+import { announceRunEvents, markLocalRun, runWaitersBuffer } from '../../runtime/run-notify.js';
 import { releaseHeldBy, writeLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import type { Scope } from '../../store/types.js';
 import type { AgentsModuleRef } from '../agents-modules.js';
@@ -161,6 +161,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     modules: options.modules,
     models: options.models ?? RULES_ONLY,
     writeLocks: writeLockBuffers(),
+    runWaiters: runWaitersBuffer(),
     ...(options.recovery === undefined ? {} : { recovery: options.recovery }),
   };
   const threads: (TurnThread | null)[] = [];
@@ -313,6 +314,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
     const onBusy = {
       ...(call.onBusy === undefined ? {} : { onBusy: call.onBusy }),
       ...(call.requestKey === undefined ? {} : { requestKey: call.requestKey }),
+      ...(call.onRun === undefined ? {} : { onRun: true as const }),
     };
     return ask<TurnResponse>(
       thread,

@@ -21,6 +21,11 @@ export interface TurnThreadData {
   readonly writeLocks: [string, SharedArrayBuffer][];
   /** The server instance, when its runs are marked for recovery (RuntimeOptions.recovery). */
   readonly recovery?: RunRecoveryOptions;
+  /**
+   * The main thread's count of waiters for run events (run-notify.ts): the thread tells of stored events
+   * only while one waits (a follower that starts later reads them from the store).
+   */
+  readonly runWaiters: SharedArrayBuffer;
 }
 
 export type ToThread =
@@ -34,6 +39,8 @@ export type ToThread =
       readonly onBusy?: 'reject' | 'enqueue' | 'interrupt';
       /** The request's Idempotency-Key (TurnCallOptions.requestKey). */
       readonly requestKey?: string;
+      /** The caller wants the run's id as it starts (TurnCallOptions.onRun): the thread sends `run`. */
+      readonly onRun?: true;
       /** The W3C traceparent of the main thread's span the turn belongs to, when traced. */
       readonly traceparent?: string;
     }
@@ -57,9 +64,15 @@ export type FromThread =
   | { readonly type: 'ready' }
   | { readonly type: 'failed'; readonly error: SentError }
   | { readonly type: 'done'; readonly id: number; readonly value: TurnResponse }
-  /** The turn's run has started (TurnCallOptions.onRun). */
+  /**
+   * The turn's run has started: sent when the caller asked (TurnCallOptions.onRun) or something on the main
+   * thread waits for run events (it may follow this run).
+   */
   | { readonly type: 'run'; readonly id: number; readonly runId: string }
-  /** A run on the thread stored events (runtime/run-notify.ts): the main thread's followers wake. */
+  /**
+   * A run on the thread stored events (runtime/run-notify.ts): the main thread's followers wake. Sent only
+   * while something there waits for run events.
+   */
   | { readonly type: 'events'; readonly sessionId: string; readonly runId: string }
   | { readonly type: 'error'; readonly id: number; readonly error: SentError }
   | { readonly type: 'metrics'; readonly id: number; readonly value: unknown };

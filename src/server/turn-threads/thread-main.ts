@@ -9,7 +9,7 @@ import { createMetrics } from '../../observability/metrics.js';
 import { meteredModel } from '../../observability/model-metrics.js';
 import { underTraceparent } from '../../observability/tracing.js';
 import { startTracing } from '../../observability/tracing-setup.js';
-import { onRunEvents } from '../../runtime/run-notify.js';
+import { adoptRunWaiters, onRunEvents, runWaitersNow } from '../../runtime/run-notify.js';
 import { openStore } from '../../store/open.js';
 import { adoptWriteLockBuffers } from '../../store/sqlite/thread-write-lock.js';
 import { type LinkedAgents, linkAgentsModules } from '../agents-modules.js';
@@ -31,6 +31,7 @@ const THREAD_CHECKPOINT_MS = 2 ** 31 - 1;
 
 async function start(): Promise<void> {
   adoptWriteLockBuffers(data.writeLocks);
+  adoptRunWaiters(data.runWaiters);
   // The thread's own tracer provider (a worker has its own globals), before its store is made.
   const tracing = await startTracing(process.env, { http: false });
   const metrics = createMetrics({ processMetrics: false });
@@ -62,7 +63,11 @@ async function start(): Promise<void> {
     inFlight.add(running);
     void running.finally(() => inFlight.delete(running));
   };
-  onRunEvents((sessionId, runId) => send({ type: 'events', sessionId, runId }));
+  // Nobody on the main thread waiting for run events: no message (a follower that starts later reads the
+  // store after it has begun to wait, and so sees what was stored before).
+  onRunEvents((sessionId, runId) => {
+    if (runWaitersNow()) send({ type: 'events', sessionId, runId });
+  });
   port.on('message', (message: ToThread) => {
     switch (message.type) {
       case 'turn':
@@ -71,7 +76,9 @@ async function start(): Promise<void> {
             runner.runTurn(message.scope, message.session, message.input, {
               ...(message.onBusy === undefined ? {} : { onBusy: message.onBusy }),
               ...(message.requestKey === undefined ? {} : { requestKey: message.requestKey }),
-              onRun: (runId) => send({ type: 'run', id: message.id, runId }),
+              onRun: (runId) => {
+                if (message.onRun === true || runWaitersNow()) send({ type: 'run', id: message.id, runId });
+              },
             }),
           ),
         );
