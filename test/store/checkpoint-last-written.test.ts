@@ -1,7 +1,9 @@
 /**
  * A SQL store's checkpoint put encodes against the run's last checkpoint as this store wrote it, reading
  * nothing first: when another store on the same database removed that checkpoint, or replaced it under the
- * same id with other channels, the put must still store a checkpoint that reads back whole.
+ * same id with other channels, the put must still store a checkpoint that reads back whole. The same case
+ * runs on Redis (whose put encodes against the run's latest manifest as stored, read under the plan's
+ * sequence check) and on the tiered store (checkpoints in PostgreSQL), two stores on one prefix each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,9 +11,13 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
 import { openStore } from '../../src/store/open.js';
+import { openRedisStore } from '../../src/store/redis/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import { openTieredStore } from '../../src/store/tiered/index.js';
 import type { StateStore } from '../../src/store/types.js';
 import { freshSchemas, schemaUrl } from './postgres-env.js';
+import { REDIS_URL, randomPrefix, removePrefix } from './redis-env.js';
+import { type TieredEnv, tieredEnv } from './tiered-env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-checkpoint-last-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -22,6 +28,12 @@ const state = (n: number, tag?: string): JsonObject => ({ messages: messages(n, 
 const id = (n: number) => `ckpt_${'a'.repeat(25)}${'bcdefg'[n]}`;
 
 const schema = freshSchemas();
+const prefixes: string[] = [];
+const tiered: TieredEnv[] = [];
+afterAll(async () => {
+  for (const prefix of prefixes) await removePrefix(prefix);
+  for (const env of tiered) await env.cleanup();
+});
 const backends: [string, () => Promise<() => Promise<StateStore>>][] = [
   [
     'sqlite',
@@ -35,6 +47,22 @@ const backends: [string, () => Promise<() => Promise<StateStore>>][] = [
     async () => {
       const url = schemaUrl(schema());
       return () => openStore(url);
+    },
+  ],
+  [
+    'redis',
+    async () => {
+      const prefix = randomPrefix();
+      prefixes.push(prefix);
+      return () => openRedisStore(REDIS_URL, { prefix });
+    },
+  ],
+  [
+    'tiered',
+    async () => {
+      const env = tieredEnv();
+      tiered.push(env);
+      return () => openTieredStore(env.url);
     },
   ],
 ];
