@@ -65,6 +65,8 @@ async function loadtest(
       thinkMs: 5,
       warmupUsers: 1,
       probeConcurrency: 4,
+      // Leak detection only: the store round-trip users (load.test.ts) would plant markers of their own.
+      roundTripUsers: 0,
     });
   } finally {
     await proxy?.close();

@@ -149,7 +149,8 @@ describe('a server killed while it holds an Idempotency-Key', { timeout: 180_000
     expect(JSON.parse(retried.text)).toMatchObject({ reply: expect.stringContaining('«fake-gpt»') });
     // Served once the dead server's claim (and its run lease) lapsed: about one TTL, never ten minutes.
     expect(IN_PROGRESS_TTL_SECONDS).toBeLessThanOrEqual(10);
-    expect(waited).toBeLessThan(Math.max(15_000, upAfter + 3_000));
+    // (Bounds loose enough for a loaded 2-core CI machine; the regression this guards is ten minutes.)
+    expect(waited).toBeLessThan(Math.max(30_000, upAfter + 15_000));
     for (const text of refused) expect(text).toContain('"conflict"');
 
     const replayed = await call(second.url, path, body, headers);

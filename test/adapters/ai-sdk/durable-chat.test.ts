@@ -153,7 +153,14 @@ describe.each(CRASH_STORES)('a durable chat turn killed after its booking, on %s
     const last = (await chats.loadChat(chatId)).at(-1);
     expect(textOf(last)).toBe(expected);
     expect(bookingPart(last)?.state).toBe('output-available');
-    const runs = await store.listTasks(scope, { session_id: chatId, type: CHAT_RUN_NAME });
-    expect(runs.items.map((task) => task.state)).toEqual(['DONE']);
+    // The client's stream ends with the model's text; the run's last commit (its task DONE) follows it.
+    let states: string[] = [];
+    for (const until = Date.now() + 10_000; Date.now() < until; ) {
+      const runs = await store.listTasks(scope, { session_id: chatId, type: CHAT_RUN_NAME });
+      states = runs.items.map((task) => task.state);
+      if (states[0] !== 'EXECUTING') break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(states).toEqual(['DONE']);
   });
 });
