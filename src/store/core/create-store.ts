@@ -20,6 +20,7 @@ import { SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption } from '../shared/next-run.js';
 import * as t from '../types.js';
 import * as actions from './actions.js';
+import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
 import type { StoreDriver } from './driver.js';
@@ -147,10 +148,10 @@ export class CoreStore extends StoreBase implements t.StateStore {
   }
 
   /** The task half of a fork or a rewind whose sessions another store holds (the tiered store's). */
-  branchTasks(scope: t.ReadScope, input: branches.TaskBranching): Promise<void> {
+  branchTasks(scope: t.ReadScope, input: branchTasks.TaskBranching): Promise<void> {
     return this.write(
       () => this.scoped(scope),
-      (op) => branches.branchTasks(op, input),
+      (op) => branchTasks.branchTasks(op, input),
     );
   }
   /** For the tiered store: the fork point of a checkpoint written at `at`, and when the next message was. */
