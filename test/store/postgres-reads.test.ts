@@ -239,7 +239,7 @@ describe('postgres checkpoint puts after the last one this store wrote', () => {
     step,
   });
 
-  it('a new action reads its key and its task, then writes them in one statement; a known key reads only', async () => {
+  it('a new action is one statement (its task known, its key taken to be free); a taken key runs again', async () => {
     const schema = freshSchema();
     const { pool, counter } = countingPool();
     const store = await openPostgresStore({ pool, schema });
@@ -252,12 +252,14 @@ describe('postgres checkpoint puts after the last one this store wrote', () => {
     };
     const input = { task_id: task.id, type: 'call', params: { a: 1 }, idempotency_key: 'k1' };
     const first = await statements(() => store.beginAction(scope, input));
-    // the key, the task, then the kept write (no BEGIN, no COMMIT: postgres/optimistic.ts)
-    expect(first.statements).toBe(3);
+    // the kept write alone (no BEGIN, no COMMIT: postgres/optimistic.ts): the task as this store wrote it,
+    // held unchanged, and the key taken to be free, which the insert checks (sql/known-rows.ts)
+    expect(first.statements).toBe(1);
     expect(first.outcome).toMatchObject({ created: true, action: { status: 'PENDING' } });
     const again = await statements(() => store.beginAction(scope, input));
     expect(again.outcome).toMatchObject({ created: false });
-    expect(again.statements).toBe(1);
+    // the kept write fails on the taken key, then a transaction reads it: BEGIN, the key, COMMIT
+    expect(again.statements).toBe(4);
     const missing = await statements(() =>
       store.beginAction(scope, {
         ...input,

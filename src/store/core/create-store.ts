@@ -417,6 +417,7 @@ export class CoreStore extends StoreBase implements t.StateStore {
       written: await commitTurn(op, scope, checked, false),
       checked,
     })).then(async ({ written, checked }) => {
+      if (written.open_tasks !== undefined) return written;
       const open = await this.read(
         () => undefined,
         (op) => listOpenTasks(op, scope, checked),

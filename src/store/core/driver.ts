@@ -225,7 +225,14 @@ export interface DriverWrites {
   deleteRequestKey(scope: Scope, key: string): Promise<void>;
 }
 
-export interface DriverTx extends DriverReads, DriverWrites {}
+export interface DriverTx extends DriverReads, DriverWrites {
+  /**
+   * Optional, for a driver with `listsAfterCommit`: the session's open tasks (newest first, at most `limit`)
+   * as the transaction's writes leave them, from rows the driver already knows, checked unchanged with the
+   * writes; null when it cannot tell (the core then lists them after the commit).
+   */
+  knownOpenTasks?(scope: Scope, session_id: string, limit: number): Task[] | null;
+}
 
 /** What a session head read asks besides the session and its newest message. */
 export interface HeadReads {

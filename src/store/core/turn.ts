@@ -141,7 +141,10 @@ export async function listOpenTasks(op: Op, scope: Scope, b: CheckedBatch): Prom
   return open.map((row) => row.rec);
 }
 
-/** Writes the batch; `listOpen` false leaves the open tasks to a read after the commit. */
+/**
+ * Writes the batch; `listOpen` false lists the open tasks only from rows the driver knows (knownOpenTasks),
+ * else leaves them to a read after the commit.
+ */
 export async function commitTurn(
   op: WriteOp,
   scope: Scope,
@@ -175,7 +178,12 @@ export async function commitTurn(
     checkpoint,
     ...(b.putMemory ? { memory } : {}),
   };
-  const open = listOpen ? await listOpenTasks(op, scope, b) : null;
+  // A driver that lists only after the commit may know the list already (its rows, held unchanged).
+  const open = listOpen
+    ? await listOpenTasks(op, scope, b)
+    : b.listOpen === null
+      ? null
+      : (op.tx.knownOpenTasks?.(scope, b.listOpen.session_id, b.listOpen.limit) ?? null);
   if (open !== null) result = { ...result, open_tasks: open };
   if (b.events !== null) {
     const { session_id, run_id, items, final } = b.events;

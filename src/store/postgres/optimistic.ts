@@ -127,8 +127,9 @@ export class OptimisticExecutor implements SqlExecutor, DeferredWrites {
     return 1;
   }
 
-  hold(key: string, sql: string, params: readonly SqlParam[]): void {
+  hold(key: string, sql: string, params: readonly SqlParam[], assumed = false): void {
     this.entries.set(key, { kind: 'hold', sql, params });
+    if (assumed) this.assumed = true;
   }
   write(key: string, sql: string, params: readonly SqlParam[]): void {
     if (!(WRITE_START.test(sql) || (WITH_START.test(sql) && MODIFIES.test(sql))) || RETURNING.test(sql))
@@ -138,9 +139,12 @@ export class OptimisticExecutor implements SqlExecutor, DeferredWrites {
     for (const table of tables(sql, WRITE_TABLES)) this.written.add(table);
   }
 
-  /** Sends the kept writes as one statement (nothing when there are none). */
+  /** A hold stands for a read not made: checked even when nothing is written. */
+  private assumed = false;
+
+  /** Sends the kept writes as one statement (nothing when there are none and no hold is assumed). */
   async flush(): Promise<void> {
-    if (this.written.size === 0) return;
+    if (this.written.size === 0 && !this.assumed) return;
     const { sql, params } = keptStatement([...this.entries.values()]);
     await this.reads.get(sql, params);
   }

@@ -23,8 +23,11 @@ export class OptimisticMiss extends Error {
 
 /** Writes an optimistic attempt keeps for its one statement at the end (postgres/optimistic.ts). */
 export interface DeferredWrites {
-  /** A condition (a SELECT that must find a row) checked and locked with the writes, under `key`. */
-  hold(key: string, sql: string, params: readonly SqlParam[]): void;
+  /**
+   * A condition (a SELECT that must find a row) checked and locked with the writes, under `key`. `assumed`:
+   * it stands for a read the attempt did not make (a row it knew): checked even when nothing is written.
+   */
+  hold(key: string, sql: string, params: readonly SqlParam[], assumed?: boolean): void;
   /** A write kept under `key`, replacing a hold or write of the same key. */
   write(key: string, sql: string, params: readonly SqlParam[]): void;
   /** A read of one row by its key, which the caller knows this attempt has not written. */

@@ -5,6 +5,7 @@ import type { MemoryItem } from '../../core/model.js';
 import type { DriverTx, Listed, RequestKeyRow } from '../core/driver.js';
 import type { Scope, StoredResponse } from '../types.js';
 import { LIMIT_PARAM, OptimisticMiss, type SqlParam } from './executor.js';
+import { itemKey } from './known-rows.js';
 import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
 
@@ -27,7 +28,12 @@ const ms = (iso: unknown) => Date.parse(String(iso));
 const memoryKey = (scope: Scope, namespace: string, key: string) =>
   `memory:${scope.tenant_id}\u0000${scope.user_id}\u0000${namespace}\u0000${key}`;
 
-export function itemRows({ q, deferred, kept }: SqlTxEnv): ItemRows {
+const HOLD_ITEM = `SELECT 1 FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?
+  AND value = ? AND created_at = ? AND updated_at = ? AND COALESCE(expires_at, '') = ? FOR SHARE`;
+const HOLD_NO_ITEM =
+  'SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?)';
+
+export function itemRows({ q, deferred, kept, known }: SqlTxEnv): ItemRows {
   return {
     async getMemory(scope, namespace, key) {
       const sql = `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`;
@@ -36,6 +42,24 @@ export function itemRows({ q, deferred, kept }: SqlTxEnv): ItemRows {
         // Optimistic: an item it wrote is read back from what it wrote; any other by its key.
         const own = kept.get(memoryKey(scope, namespace, key));
         if (own?.kind === 'memory') return own.row;
+        if (known !== null) {
+          // As this store last saw it; else taken to be absent (an item is written far more often than
+          // found: a run's mark, a first preference). Held so with the writes: one that is not runs again.
+          const name = itemKey(scope, namespace, key);
+          const stored = known.rows.memory.get(name) ?? null;
+          known.touched.memory.add(name);
+          known.memory.set(name, stored);
+          if (stored === null) deferred.hold(`item:${name}`, HOLD_NO_ITEM, params);
+          else
+            deferred.hold(`item:${name}`, HOLD_ITEM, [
+              ...params,
+              toJson(stored.value),
+              stored.created_at,
+              stored.updated_at,
+              stored.expires_at ?? '',
+            ]);
+          return stored;
+        }
         const row = await deferred.getRow(sql, params);
         return row === undefined ? null : toMemory(row);
       }
@@ -82,10 +106,19 @@ export function itemRows({ q, deferred, kept }: SqlTxEnv): ItemRows {
       );
       if (deferred !== null)
         kept.set(memoryKey(item, item.namespace, item.key), { kind: 'memory', row: item });
+      known?.memory.set(itemKey(item, item.namespace, item.key), item);
     },
     async deleteMemory(scope, namespace, key) {
-      // A delete may find nothing to delete: not a write an optimistic attempt can guard.
-      if (deferred !== null) throw new OptimisticMiss('a memory delete');
+      if (deferred !== null) {
+        // A delete may find nothing to delete: guarded only when the attempt held what it deletes.
+        const name = itemKey(scope, namespace, key);
+        const held = known?.memory.get(name);
+        if (known === null || held === undefined || kept.has(memoryKey(scope, namespace, key)))
+          throw new OptimisticMiss('a memory delete');
+        known.memory.set(name, null);
+        // Held absent: nothing to delete.
+        if (held === null) return;
+      }
       await q.run('DELETE FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?', [
         scope.tenant_id,
         scope.user_id,

@@ -86,13 +86,35 @@ function updateParams(next: Session, added: number, previous: Session): SqlParam
   ];
 }
 
+const HOLD_KNOWN_SESSION = `SELECT 1 FROM sessions WHERE id = ? AND version = ? AND created_at = ?
+  AND expires_at = ? AND message_count = ? AND COALESCE(kept_until, '') = ? FOR SHARE`;
+
 export function sessionRows(env: SqlTxEnv): SessionRows {
-  const { q, counts, sessionLock, sessions, seen, deferred, pendingSessions } = env;
+  const { q, counts, sessionLock, sessions, seen, deferred, pendingSessions, known } = env;
   if (sessions !== undefined) return elsewhere(sessions);
   return {
     async getSession(scope, id) {
-      const known = seen?.get(id);
-      if (known !== undefined) return Checks.inScope(scope, known) ? known : null;
+      const had = seen?.get(id);
+      if (had !== undefined) return Checks.inScope(scope, had) ? had : null;
+      const stored = known?.rows.sessions.get(id);
+      if (stored !== undefined && seen !== null && deferred !== null && known !== null) {
+        // Optimistic: as this store last saw it, held unchanged (its message count too) with the writes.
+        const { session, messageCount } = stored;
+        known.touched.sessions.add(id);
+        if (!Checks.inScope(scope, session)) return null;
+        counts.set(id, { stored: messageCount, added: 0 });
+        seen.set(id, session);
+        // Held apart from a write of the session, whose guard checks less.
+        deferred.hold(`known-session:${id}`, HOLD_KNOWN_SESSION, [
+          id,
+          session.version,
+          session.created_at,
+          session.expires_at,
+          messageCount,
+          session.retained_until ?? '',
+        ]);
+        return session;
+      }
       const where = scopeCheck(scope);
       const row = await q.get(
         `SELECT ${SESSION_COLUMNS}, message_count FROM sessions WHERE id = ? AND ${where.sql}${sessionLock}`,
@@ -100,6 +122,7 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
       );
       if (row === undefined) return null;
       const session = toSession(row);
+      known?.touched.sessions.add(id);
       // Only a write transaction keeps what it read (reads outside one share their rows).
       if (seen !== null) {
         if (!counts.has(id)) counts.set(id, { stored: Number(row.message_count), added: 0 });
@@ -191,6 +214,7 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
       await q.run('DELETE FROM sessions WHERE id = ?', [session.id]);
       counts.delete(session.id);
       seen?.delete(session.id);
+      known?.touched.sessions.add(session.id);
     },
     async messageCount(session) {
       let count = counts.get(session.id);

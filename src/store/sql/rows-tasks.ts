@@ -7,6 +7,7 @@ import type { DriverTx, Listed, PageRequest, StoredTaskEvent } from '../core/dri
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, OptimisticMiss, type SqlExecutor, type SqlParam, type SqlRow } from './executor.js';
+import { userKey } from './known-rows.js';
 import {
   ACTION_COLUMNS,
   EVENT_COLUMNS,
@@ -32,6 +33,7 @@ type TaskRows = Pick<
   | 'listActions'
   | 'insertAction'
   | 'replaceAction'
+  | 'knownOpenTasks'
 >;
 
 /** Whether two lists of states name the same set (the open states asked in any order, or twice). */
@@ -84,7 +86,17 @@ function updateTaskParams(next: Task, previous: Task): SqlParam[] {
   ];
 }
 
-export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
+const HOLD_TASK = 'SELECT 1 FROM tasks WHERE id = ? AND version = ? AND created_at = ? FOR SHARE';
+const HOLD_ACTION =
+  'SELECT 1 FROM actions WHERE id = ? AND status = ? AND attempts = ? AND created_at = ? AND updated_at = ? FOR SHARE';
+/** A session's open tasks, by id and version: what a list answered from known rows takes them to be. */
+const HOLD_OPEN_TASKS = `SELECT 1 WHERE (SELECT COALESCE(string_agg(id || ':' || version, ',' ORDER BY id COLLATE "C"), '')
+  FROM tasks WHERE tenant_id = ? AND user_id = ? AND session_id = ? AND ${OPEN_TASK_STATES_SQL}) = ?`;
+
+const isOpen = (task: Task) => (OPEN_TASK_STATES as readonly string[]).includes(task.state);
+const byId = (a: Task, b: Task) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
   return {
     async getTask(scope, id) {
       const where = scopeCheck(scope);
@@ -93,8 +105,19 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
         // Optimistic: a task it wrote is read back from what it wrote; any other by its key.
         const own = kept.get(`task:${id}`);
         if (own?.kind === 'task') return Checks.inScope(scope, own.row) ? own.row : null;
+        const stored = known?.rows.tasks.get(id);
+        if (stored !== undefined && known !== null) {
+          // As this store last saw it, held unchanged (apart from a write of it, guarded by less).
+          known.touched.tasks.add(id);
+          if (!Checks.inScope(scope, stored)) return null;
+          deferred.hold(`known-task:${id}`, HOLD_TASK, [id, stored.version, stored.created_at], true);
+          return stored;
+        }
         const row = await deferred.getRow(sql, [id, ...where.params]);
-        return row === undefined ? null : toTask(row);
+        if (row === undefined) return null;
+        const task = toTask(row);
+        known?.tasksRead.set(id, task);
+        return task;
       }
       const row = await q.get(sql, [id, ...where.params]);
       return row === undefined ? null : toTask(row);
@@ -168,7 +191,45 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
         e.snapshot === undefined ? null : JSON.stringify(e.snapshot),
       ]);
     },
+    knownOpenTasks(scope, session_id, limit) {
+      if (deferred === null || known === null || scope.user_id === undefined) return null;
+      const listed = known.rows.openTasks.get(userKey(scope));
+      if (listed === undefined) return null;
+      const before = listed.filter((task) => task.session_id === session_id);
+      let open: Task[] = [...before];
+      let created = 0;
+      for (const row of kept.values()) {
+        if (row.kind !== 'task') continue;
+        const task = row.row;
+        const at = open.findIndex((t) => t.id === task.id);
+        const here = task.session_id === session_id && isOpen(task);
+        if (at >= 0) {
+          if (here) open[at] = task;
+          else open = open.filter((t) => t.id !== task.id);
+        } else if (here) {
+          // A new task is the newest; one that joins the list otherwise has a place this cannot tell.
+          if (row.previous !== null || ++created > 1) return null;
+          open.unshift(task);
+        }
+      }
+      known.touched.users.add(userKey(scope));
+      const versions = [...before]
+        .sort(byId)
+        .map((task) => `${task.id}:${task.version}`)
+        .join(',');
+      const held = [scope.tenant_id, scope.user_id, session_id, versions];
+      deferred.hold(`open:${session_id}`, HOLD_OPEN_TASKS, held, true);
+      return open.slice(0, limit);
+    },
     async getAction(scope, id) {
+      const stored = deferred === null ? undefined : known?.rows.actions.get(id);
+      if (stored !== undefined && deferred !== null && known !== null) {
+        known.touched.actions.add(id);
+        if (!Checks.inScope(scope, stored)) return null;
+        const held = [id, stored.status, stored.attempts, stored.created_at, stored.updated_at];
+        deferred.hold(`known-action:${id}`, HOLD_ACTION, held, true);
+        return stored;
+      }
       const where = scopeCheck(scope);
       const row = await q.get(`SELECT ${ACTION_COLUMNS} FROM actions WHERE id = ? AND ${where.sql}`, [
         id,
@@ -177,6 +238,13 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
       return row === undefined ? null : toAction(row);
     },
     async getActionByKey(scope, key) {
+      // Optimistic: a write looks a key up to begin its action, which finds it free nearly always. Taken, the
+      // action's insert (ON CONFLICT DO NOTHING, the key unique) writes no row and fails its guard, and the
+      // work runs again in a transaction, which reads it; a write that would not insert fails as well.
+      if (deferred !== null) {
+        deferred.hold(`action-key:${key}`, 'SELECT 1 WHERE false', [], true);
+        return null;
+      }
       const row = await q.get(
         `SELECT ${ACTION_COLUMNS} FROM actions WHERE tenant_id = ? AND user_id = ? AND idempotency_key = ?`,
         [scope.tenant_id, scope.user_id, key],
@@ -190,29 +258,35 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
       return page(q, 'actions', ACTION_COLUMNS, scope, filters, at, toAction);
     },
     async insertAction(a: Action) {
-      const changed = await q.run(
-        `INSERT INTO actions (${ACTION_COLUMNS}) VALUES (${ACTION_VALUES}) ON CONFLICT DO NOTHING`,
-        [
-          a.id,
-          a.tenant_id,
-          a.user_id,
-          a.task_id,
-          a.session_id,
-          a.type,
-          a.tool,
-          toJson(a.params),
-          a.idempotency_key,
-          a.status,
-          a.result === null ? null : toJson(a.result),
-          a.error === null ? null : toJson(a.error),
-          a.attempts,
-          a.note,
-          a.created_at,
-          a.updated_at,
-          a.completed_at,
-        ],
-      );
-      return changed === 1;
+      const params = [
+        a.id,
+        a.tenant_id,
+        a.user_id,
+        a.task_id,
+        a.session_id,
+        a.type,
+        a.tool,
+        toJson(a.params),
+        a.idempotency_key,
+        a.status,
+        a.result === null ? null : toJson(a.result),
+        a.error === null ? null : toJson(a.error),
+        a.attempts,
+        a.note,
+        a.created_at,
+        a.updated_at,
+        a.completed_at,
+      ];
+      const sql = `INSERT INTO actions (${ACTION_COLUMNS}) VALUES (${ACTION_VALUES}) ON CONFLICT DO NOTHING`;
+      if (deferred !== null) {
+        for (const other of known?.actions.values() ?? [])
+          if (other.idempotency_key === a.idempotency_key) throw new OptimisticMiss('one key begun twice');
+        // Kept in place of the hold of its key, if the attempt took the key to be free (getActionByKey).
+        deferred.write(`action-key:${a.idempotency_key}`, sql, params);
+        known?.actions.set(a.id, a);
+        return true;
+      }
+      return (await q.run(sql, params)) === 1;
     },
     async replaceAction(next, previous) {
       const changed = await q.run(
@@ -231,6 +305,7 @@ export function taskRows({ q, deferred, kept }: SqlTxEnv): TaskRows {
           previous.attempts,
         ],
       );
+      if (changed === 1) known?.actions.set(next.id, next);
       return changed === 1;
     },
   };

@@ -3,7 +3,7 @@
  * entry from the end of the session's messages), the scope's open tasks as a JSON list, and the session's
  * next run with the label of its newest checkpoint. The fast path of the core's getSessionHead.
  */
-import type { Message } from '../../core/model.js';
+import type { Message, Session, Task } from '../../core/model.js';
 import { runIdFor } from '../../core/run-id.js';
 import type { HeadReads } from '../core/driver.js';
 import type { ReadScope, SessionHead } from '../types.js';
@@ -48,6 +48,8 @@ export async function selectSessionHead(
   now: string,
   /** The newest checkpoint's label of a run, should the run id computed in SQL ever differ from runIdFor's. */
   labelOf: (run_id: string) => Promise<string | null>,
+  /** Told what was read: the session, its message count, and the scope's open tasks when all were listed. */
+  seen?: (session: Session, messageCount: number, open: Task[] | null) => void,
 ): Promise<SessionHead | null> {
   const params: SqlParam[] = [];
   let openColumn = '';
@@ -69,7 +71,7 @@ export async function selectSessionHead(
   }
   const where = scopeCheck(scope, 's.');
   const row = await q.get(
-    `SELECT ${HEAD_SESSION_COLUMNS}, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
+    `SELECT ${HEAD_SESSION_COLUMNS}, s.message_count AS head_message_count, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
       LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
         WHERE tenant_id = s.tenant_id AND session_id = s.id ORDER BY seq DESC LIMIT 1) m ON true${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
@@ -83,10 +85,13 @@ export async function selectSessionHead(
     message = toMessage(fields);
   }
   let head: SessionHead = { session: toSession(row), last_message: message };
+  let open: Task[] | null = null;
   if (reads.openTasks !== null) {
     const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
     head = { ...head, open_tasks: listed.map(toTask) };
+    if (listed.length < reads.openTasks) open = listed.map(toTask);
   }
+  seen?.(toSession(row), Number(row.head_message_count), open);
   if (!reads.nextRun) return head;
   const runId = runIdFor(id, message?.seq ?? 0);
   const label =

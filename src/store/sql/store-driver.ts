@@ -3,13 +3,14 @@
  * transaction per core transaction, reads on one snapshot, the cursor key kept in the database.
  */
 
-import type { Session } from '../../core/model.js';
+import { OPEN_TASK_STATES, type Session } from '../../core/model.js';
 import type { DriverFastPaths, DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
 import type { ReadScope, StoreCapabilities } from '../types.js';
 import { LastCheckpoints } from './context.js';
 import { type DeferredWrites, OptimisticMiss, type SqlDriver, type SqlExecutor } from './executor.js';
+import { KnownRows, touched, userKey } from './known-rows.js';
 import { SqlMaintenance } from './maintenance.js';
 import { checkpointRows } from './rows-checkpoints.js';
 import { eventRows } from './rows-events.js';
@@ -17,7 +18,7 @@ import { itemRows } from './rows-items.js';
 import { sessionRows } from './rows-sessions.js';
 import { taskRows } from './rows-tasks.js';
 import { selectSessionHead } from './session-head.js';
-import type { SqlTxEnv } from './tx-env.js';
+import type { KeptRow, SqlTxEnv } from './tx-env.js';
 
 export interface SqlDriverOptions {
   /** False: every call takes the core's generic path (what the conformance suite also runs). Default true. */
@@ -56,11 +57,19 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       name === 'postgres' && options.fastPaths !== false && options.sessions === undefined
         ? {
             sessionHead: (scope, id, reads, now) =>
-              selectSessionHead(this.sql.query, scope, id, reads, now, async (run) => {
-                this.reads ??= this.rows(this.sql.query, false);
-                const newest = await this.reads.latestCheckpoint(scope, run);
-                return newest?.label ?? null;
-              }),
+              selectSessionHead(
+                this.sql.query,
+                scope,
+                id,
+                reads,
+                now,
+                async (run) => {
+                  this.reads ??= this.rows(this.sql.query, false);
+                  const newest = await this.reads.latestCheckpoint(scope, run);
+                  return newest?.label ?? null;
+                },
+                (session, messageCount, open) => this.known.head(scope, { session, messageCount }, open),
+              ),
           }
         : undefined;
   }
@@ -78,8 +87,21 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     busy: boolean;
   } | null = null;
 
+  /** Rows this store last read or wrote, for its optimistic writes (known-rows.ts). */
+  private readonly known = new KnownRows();
+
   private env(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null): SqlTxEnv {
     return {
+      known:
+        deferred === null
+          ? null
+          : {
+              rows: this.known,
+              touched: touched(),
+              tasksRead: new Map(),
+              actions: new Map(),
+              memory: new Map(),
+            },
       q,
       dialect: this.sql.dialect,
       sessionLock: write && deferred === null && this.sql.dialect.name === 'postgres' ? ' FOR UPDATE' : '',
@@ -120,6 +142,8 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       return await work(lent.tx);
     } finally {
       lent.busy = false;
+      // Written here, a session the optimistic writes know would only fail their hold.
+      for (const id of lent.env.seen?.keys() ?? []) this.known.sessions.delete(id);
     }
   }
 
@@ -136,14 +160,44 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     if (options?.single === true && this.sql.dialect.name === 'postgres')
       return this.withWriteRows(this.sql.query, work);
     if (this.optimistic && this.sql.optimistic !== undefined) {
+      let env: SqlTxEnv | null = null;
       try {
-        return await this.sql.optimistic((q) => work(this.rows(q, true, q)));
+        const result = await this.sql.optimistic((q) => {
+          env = this.env(q, true, q);
+          return work(rowsOf(env));
+        });
+        if (env !== null) this.learn(env);
+        return result;
       } catch (error) {
+        const used = (env as SqlTxEnv | null)?.known;
+        if (used !== undefined && used !== null) this.known.forget(used.touched);
         if (!(error instanceof OptimisticMiss)) throw error;
         this.optimisticMisses++;
       }
     }
     return this.sql.transaction((q) => this.withWriteRows(q, work));
+  }
+
+  /** What an optimistic attempt that landed leaves the rows: as it read and wrote them. */
+  private learn({ known: use, seen, counts, kept }: SqlTxEnv): void {
+    if (use === null) return;
+    const { rows } = use;
+    for (const id of use.touched.sessions) if (!seen?.has(id)) rows.sessions.delete(id);
+    for (const [id, session] of seen ?? []) {
+      const count = counts.get(id);
+      if (count === undefined) rows.sessions.delete(id);
+      else rows.sessions.set(id, { session, messageCount: count.stored + count.added });
+    }
+    for (const [id, task] of use.tasksRead) rows.tasks.set(id, task);
+    const written: KeptTask[] = [];
+    for (const row of kept.values()) {
+      if (row.kind !== 'task') continue;
+      rows.tasks.set(row.row.id, row.row);
+      written.push(row);
+    }
+    if (written.length > 0) learnOpenTasks(rows, written);
+    for (const [id, action] of use.actions) rows.actions.set(id, action);
+    for (const [name, item] of use.memory) rows.memory.set(name, item);
   }
 
   /**
@@ -185,6 +239,40 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
 
   close(): Promise<void> {
     return this.onClose();
+  }
+}
+
+type KeptTask = Extract<KeptRow, { kind: 'task' }>;
+
+/** Each user's known list of open tasks as `written` leaves it (forgotten where it cannot tell). */
+function learnOpenTasks(rows: KnownRows, written: readonly KeptTask[]): void {
+  const users = new Map<string, KeptTask[]>();
+  for (const row of written) {
+    const user = userKey(row.row);
+    users.set(user, [...(users.get(user) ?? []), row]);
+  }
+  for (const [user, changed] of users) {
+    let open = rows.openTasks.get(user);
+    if (open === undefined) continue;
+    const created = changed.filter((row) => row.previous === null);
+    if (created.length > 1) {
+      rows.openTasks.delete(user);
+      continue;
+    }
+    let lost = false;
+    for (const { row: task, previous } of changed) {
+      const at = open.findIndex((t) => t.id === task.id);
+      const isOpen = (OPEN_TASK_STATES as readonly string[]).includes(task.state);
+      if (at >= 0) {
+        if (isOpen) open[at] = task;
+        else open = open.filter((t) => t.id !== task.id);
+      } else if (isOpen) {
+        if (previous !== null) lost = true;
+        else open.unshift(task);
+      }
+    }
+    if (lost) rows.openTasks.delete(user);
+    else rows.openTasks.set(user, open);
   }
 }
 

@@ -1,6 +1,6 @@
 /** What the SQL driver's rows of one transaction (or read) share. */
 
-import type { MemoryItem, Session, Task } from '../../core/model.js';
+import type { Action, MemoryItem, Session, Task } from '../../core/model.js';
 
 /** A row an optimistic attempt wrote: read back from here (the database has not got it yet). */
 export type KeptRow =
@@ -10,6 +10,20 @@ export type KeptRow =
 import type { ReadScope } from '../types.js';
 import type { LastCheckpoints } from './context.js';
 import type { DeferredWrites, SqlDialect, SqlExecutor } from './executor.js';
+import type { KnownRows, Touched } from './known-rows.js';
+
+/** What an optimistic attempt read from the rows the store knows, and what it leaves them (known-rows.ts). */
+export interface KnownUse {
+  readonly rows: KnownRows;
+  /** Rows it took from `rows` or wrote: forgotten when it misses. */
+  readonly touched: Touched;
+  /** Tasks it read from the database (learned when it lands). */
+  readonly tasksRead: Map<string, Task>;
+  /** Actions as its writes leave them. */
+  readonly actions: Map<string, Action>;
+  /** Memory items by itemKey as it found or left them (null: absent). */
+  readonly memory: Map<string, MemoryItem | null>;
+}
 
 export interface SqlTxEnv {
   readonly q: SqlExecutor;
@@ -40,4 +54,6 @@ export interface SqlTxEnv {
   readonly sessions: ((scope: ReadScope, id: string) => Promise<Session | null>) | undefined;
   /** The last checkpoint this store wrote in each run: the manifest a put encodes against. */
   readonly lastCheckpoints: LastCheckpoints;
+  /** With `deferred`: the rows the store knows, read instead of the database and held unchanged. */
+  readonly known: KnownUse | null;
 }

@@ -1,0 +1,87 @@
+/**
+ * Rows this store last read or wrote (PostgreSQL's optimistic writes, postgres/optimistic.ts): a session
+ * with its message count, tasks, actions and memory items, and a user's whole list of open tasks. An
+ * optimistic attempt reads such a row from here instead of the database, and holds it (a condition checked,
+ * and locked, with the attempt's one statement) unchanged since: a row another writer changed fails the
+ * hold, nothing is written, and the work runs again in a transaction that reads it (the row is forgotten).
+ * So a turn's commits read nothing the turn's head read or its earlier commit already saw, and nothing a
+ * caller sees depends on this: the rows only spare round trips while nobody else writes them.
+ *
+ * Per store, least recently used first out past a bound; copies in and out (nothing kept is shared).
+ */
+import type { Action, MemoryItem, Session, Task } from '../../core/model.js';
+import type { ReadScope } from '../types.js';
+
+/** Rows of each kind remembered at most. */
+const KNOWN_ROWS = 10_000;
+
+class Recent<T> {
+  private readonly rows = new Map<string, T>();
+
+  get(key: string): T | undefined {
+    const row = this.rows.get(key);
+    return row === undefined ? undefined : structuredClone(row);
+  }
+
+  set(key: string, row: T): void {
+    this.rows.delete(key);
+    if (this.rows.size >= KNOWN_ROWS) this.rows.delete(this.rows.keys().next().value as string);
+    this.rows.set(key, structuredClone(row));
+  }
+
+  delete(key: string): void {
+    this.rows.delete(key);
+  }
+}
+
+/** A session as stored: the record and its message count. */
+export interface KnownSession {
+  readonly session: Session;
+  readonly messageCount: number;
+}
+
+export const userKey = (scope: { tenant_id: string; user_id?: string }) =>
+  `${scope.tenant_id}\u0000${scope.user_id ?? ''}`;
+
+export const itemKey = (scope: { tenant_id: string; user_id: string }, namespace: string, key: string) =>
+  `${userKey(scope)}\u0000${namespace}\u0000${key}`;
+
+export class KnownRows {
+  readonly sessions = new Recent<KnownSession>();
+  readonly tasks = new Recent<Task>();
+  readonly actions = new Recent<Action>();
+  /** Memory items by itemKey; null: known absent. */
+  readonly memory = new Recent<MemoryItem | null>();
+  /** A user's open tasks (every session's), newest first: the whole list, as a head read found it. */
+  readonly openTasks = new Recent<Task[]>();
+
+  /** What a session head read found: the session, and the user's open tasks when it listed them all. */
+  head(scope: ReadScope, known: KnownSession, open: readonly Task[] | null): void {
+    this.sessions.set(known.session.id, known);
+    if (scope.user_id === undefined) return;
+    if (open === null) this.openTasks.delete(userKey(scope));
+    else this.openTasks.set(userKey(scope), [...open]);
+  }
+
+  /** Forgets what an attempt that missed relied on or wrote. */
+  forget(touched: Touched): void {
+    for (const id of touched.sessions) this.sessions.delete(id);
+    for (const id of touched.tasks) this.tasks.delete(id);
+    for (const id of touched.actions) this.actions.delete(id);
+    for (const key of touched.memory) this.memory.delete(key);
+    for (const user of touched.users) this.openTasks.delete(user);
+  }
+}
+
+/** The known rows one optimistic attempt used or wrote, by kind. */
+export interface Touched {
+  readonly sessions: Set<string>;
+  readonly tasks: Set<string>;
+  readonly actions: Set<string>;
+  readonly memory: Set<string>;
+  readonly users: Set<string>;
+}
+
+export function touched(): Touched {
+  return { sessions: new Set(), tasks: new Set(), actions: new Set(), memory: new Set(), users: new Set() };
+}
