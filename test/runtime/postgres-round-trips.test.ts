@@ -10,6 +10,7 @@ import { runTurn } from '../../src/runtime/turn.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
 import type { SqlCoreStore } from '../../src/store/sql/core-store.js';
 import { statementsSent } from '../../src/store/sql/executor.js';
+import type { Scope, StateStore } from '../../src/store/types.js';
 import { freshSchemas, POSTGRES_URL } from '../store/postgres-env.js';
 import { ledgerTools, readLedger } from './ledger-tools.js';
 import { freshScope, runtimeOptions, START, tempDir } from './setup.js';
@@ -27,46 +28,73 @@ const INPUTS = [
   'yes',
 ];
 
+/** Runs the inputs as turns of the session; the statements each sent, checking each answer against the store. */
+async function turns(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  inputs: readonly string[],
+  clock: ManualClock,
+): Promise<number[]> {
+  const ledger = join(temp.dir, `${scope.user_id}.jsonl`);
+  const counts: number[] = [];
+  for (const input of inputs) {
+    const before = statementsSent.postgres;
+    const answer = await runTurn({
+      ...runtimeOptions(store, scope, sessionId, ledgerTools(ledger), clock),
+      recovery: { instanceId: 'round-trips', incarnation: 'test' },
+      input,
+    });
+    counts.push(statementsSent.postgres - before);
+    // What the turn answers is what the store holds.
+    expect(answer.session).toEqual(await store.getSession(scope, sessionId));
+    for (const task of answer.tasks) expect(task).toEqual(await store.getTask(scope, task.id));
+    for (const action of answer.actions) expect(action).toEqual(await store.getAction(scope, action.id));
+    clock.advance(1_000);
+  }
+  return counts;
+}
+
 describe('round trips of a booking turn on PostgreSQL', () => {
   it('a slot-filling turn takes 4 (the first 5), the confirming turn 7', async () => {
-    const store = await openPostgresStore({ url: POSTGRES_URL, schema: schemas() });
+    const schema = schemas();
+    const store = (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore;
+    const again = (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore;
     try {
       const clock = new ManualClock(START);
       const scope = freshScope();
-      const ledger = join(temp.dir, 'round-trips.jsonl');
       const session = await store.createSession(scope, {
         agent: 'flight_booking',
         context: { language: 'en' },
       });
-      const counts: number[] = [];
-      for (const input of INPUTS) {
-        const before = statementsSent.postgres;
-        const answer = await runTurn({
-          ...runtimeOptions(store, scope, session.id, ledgerTools(ledger), clock),
-          recovery: { instanceId: 'round-trips', incarnation: 'test' },
-          input,
-        });
-        counts.push(statementsSent.postgres - before);
-        // What the turn answers is what the store holds.
-        expect(answer.session).toEqual(await store.getSession(scope, session.id));
-        for (const task of answer.tasks) expect(task).toEqual(await store.getTask(scope, task.id));
-        for (const action of answer.actions) expect(action).toEqual(await store.getAction(scope, action.id));
-        clock.advance(1_000);
-      }
-      expect(readLedger(ledger)).toHaveLength(1);
-      const tasks = await store.listTasks(scope, {});
-      expect(tasks.items.map((task) => task.state)).toEqual(['DONE']);
-      // No commit ran again in a transaction: each was its one statement.
-      expect((store as SqlCoreStore).optimisticMisses).toBe(0);
+      const counts = await turns(store, scope, session.id, INPUTS, clock);
       // The lease, the session's head, the start checkpoint and the final commit (the first turn also reads
-      // the user's preferences); the confirming turn adds the run's mark before the begin commit, and its
-      // removal after the final commit. Each commit is one statement: it reads nothing the head read.
+      // the user's preferences); the confirming turn adds the run's mark before the commit that begins the
+      // booking, and its removal after the final commit. Each commit is one statement: it reads nothing the
+      // head read or an earlier commit wrote.
       expect({ slot_filling: counts.slice(0, 4), confirming: counts[4] }).toEqual({
         slot_filling: [5, 4, 4, 4],
         confirming: 7,
       });
+      // A second booking, on a store that never wrote the preferences it now writes again (another
+      // process): it knows them from the first turn's read of them. (That first turn, in a longer session,
+      // reads more after its commit, besides the commits: not pinned here.)
+      const second = await turns(
+        again,
+        scope,
+        session.id,
+        [...INPUTS.slice(0, 2), 'yes', 'yes', 'yes'],
+        clock,
+      );
+      expect(second.slice(1)).toEqual([4, 4, 4, 7]);
+      expect(readLedger(join(temp.dir, `${scope.user_id}.jsonl`))).toHaveLength(2);
+      const tasks = await store.listTasks(scope, {});
+      expect(tasks.items.map((task) => task.state)).toEqual(['DONE', 'DONE']);
+      // No commit ran again in a transaction: each was its one statement.
+      expect(store.optimisticMisses + again.optimisticMisses).toBe(0);
     } finally {
       await store.close();
+      await again.close();
     }
   });
 });

@@ -33,7 +33,9 @@ const HOLD_ITEM = `SELECT 1 FROM memory WHERE tenant_id = ? AND user_id = ? AND 
 const HOLD_NO_ITEM =
   'SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?)';
 
-export function itemRows({ q, deferred, kept, known }: SqlTxEnv): ItemRows {
+export function itemRows({ q, deferred, kept, known, knownRows }: SqlTxEnv): ItemRows {
+  /** An item a read found, for the optimistic writes (a preference read in a turn, written in a later one). */
+  const found = (item: MemoryItem) => knownRows?.memory.set(itemKey(item, item.namespace, item.key), item);
   return {
     async getMemory(scope, namespace, key) {
       const sql = `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`;
@@ -64,7 +66,10 @@ export function itemRows({ q, deferred, kept, known }: SqlTxEnv): ItemRows {
         return row === undefined ? null : toMemory(row);
       }
       const row = await q.get(sql, params);
-      return row === undefined ? null : toMemory(row);
+      if (row === undefined) return null;
+      const item = toMemory(row);
+      found(item);
+      return item;
     },
     async listMemory(scope, namespace, filter, page) {
       const conditions = [
@@ -86,7 +91,11 @@ export function itemRows({ q, deferred, kept, known }: SqlTxEnv): ItemRows {
         `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
         [...params, page.limit],
       );
-      return rows.map((row): Listed<MemoryItem> => ({ rec: toMemory(row), pos: String(row.key) }));
+      return rows.map((row): Listed<MemoryItem> => {
+        const item = toMemory(row);
+        found(item);
+        return { rec: item, pos: String(row.key) };
+      });
     },
     async putMemory(item) {
       await q.run(

@@ -92,6 +92,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
 
   private env(q: SqlExecutor, write: boolean, deferred: DeferredWrites | null): SqlTxEnv {
     return {
+      knownRows: this.optimistic ? this.known : null,
       known:
         deferred === null
           ? null

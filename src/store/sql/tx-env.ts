@@ -56,4 +56,6 @@ export interface SqlTxEnv {
   readonly lastCheckpoints: LastCheckpoints;
   /** With `deferred`: the rows the store knows, read instead of the database and held unchanged. */
   readonly known: KnownUse | null;
+  /** With optimistic writes: the rows the store knows, told the memory items its reads find. */
+  readonly knownRows: KnownRows | null;
 }
