@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, type JsonValue } from '../core/json.js';
 import type { Action } from '../core/model.js';
-import { annotate, inSpan, linksTo } from '../observability/tracing.js';
+import { annotate } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { type Tool, ToolError } from './tool.js';
 
@@ -186,37 +186,4 @@ export async function recoverAction(
   if (attemptsSoFar > 0) await sleep(backoff(policy, attemptsSoFar));
   await runner.store.recordAttempt(runner.scope, action.id);
   return executeAction(runner, action, attemptsSoFar + 1);
-}
-
-/**
- * The execution or recovery of an action in its span (`agentstate.action <tool>`): tool, idempotency key,
- * attempt, lookup outcome, status. An action recovered after a crash links to the span of the attempt that
- * began it (`recordedBy`, the traceparent the begin commit's journal marker keeps).
- */
-export function tracedAction(
-  tool: string,
-  action: Action,
-  recovering: boolean,
-  recordedBy: string | undefined,
-  work: () => Promise<ToolOutcome>,
-): Promise<ToolOutcome> {
-  const attributes = {
-    'agentstate.action.tool': tool,
-    'agentstate.action.id': action.id,
-    'agentstate.action.idempotency_key': action.idempotency_key,
-    'agentstate.action.recovering': recovering,
-    'agentstate.task.id': action.task_id,
-  };
-  const links = recovering ? linksTo(recordedBy, 'recorded_by') : [];
-  return inSpan(
-    `agentstate.action ${tool}`,
-    attributes,
-    async (span) => {
-      const outcome = await work();
-      span.setAttribute('agentstate.action.status', outcome.status);
-      if (outcome.status === 'SUCCESS') span.setAttribute('agentstate.action.via', outcome.via);
-      return outcome;
-    },
-    { links },
-  );
 }

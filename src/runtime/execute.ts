@@ -1,27 +1,23 @@
 /**
- * EXECUTING: the task's tool calls, one after the other, each with a checkpoint before (the PENDING action
- * and the checkpoint in one commit) and after (the result and the checkpoint in one commit; for the task's
- * last call, that commit is the turn's final one, which writes the result with the task's move to DONE and
- * the turn's messages: a crash before it leaves the action PENDING, as a crash before any "after" does, and
- * the resumed run recovers it through lookup). A step whose
- * action already exists is not run again: SUCCESS gives its result, FAILED fails the task, UNKNOWN blocks
- * it, PENDING (a crash during the call) goes through recovery. A task that moves to EXECUTING in this turn
- * gets that move written with its first call's begin (one commit), or on its own first when the first step
- * begins nothing (no call, or its action exists already).
+ * EXECUTING: the task's tool calls, one after the other, each an action of the durable kernel
+ * (`performAction`, src/durable/action.ts: the same path as a durable run's `ctx.action`), with a checkpoint
+ * before (the PENDING action, this step's status line and the checkpoint in one commit) and after (the
+ * result and the checkpoint in one commit, made here; for the task's last call, that commit is the turn's
+ * final one, which writes the result with the task's move to DONE and the turn's messages: a crash before
+ * it leaves the action PENDING, as a crash before any "after" does, and the resumed run recovers it through
+ * lookup). A step's key is looked up first (recorded): an action an earlier turn left is not begun again:
+ * SUCCESS gives its result, FAILED fails the task, UNKNOWN blocks it, PENDING (a crash during the call) goes
+ * through recovery. A task that moves to EXECUTING in this turn gets that move written with its first
+ * call's begin (one commit), or on its own first when the first step begins nothing (no call, or its action
+ * exists already).
  */
 import { invalidRequest } from '../core/errors.js';
 import type { JsonValue } from '../core/json.js';
 import type { Action, Task } from '../core/model.js';
+import { performAction } from '../durable/action.js';
 import type { Language } from '../models/types.js';
 import type { ActionCompletion } from '../store/types.js';
-import {
-  actionKey,
-  executeAction,
-  type RetryPolicy,
-  recoverAction,
-  type ToolOutcome,
-  tracedAction,
-} from './actions.js';
+import { actionKey, type RetryPolicy } from './actions.js';
 import { blockedText, failedText } from './replies.js';
 import type { RunContext } from './run-context.js';
 import { statusLine } from './status.js';
@@ -113,106 +109,55 @@ export async function executeTask(
       mayExist ? ((await store.getActionByKey(scope, key)) as unknown as JsonValue) : null,
     )) as unknown as Action | null;
     if (existing !== null) await writeTransition();
-    if (existing?.status === 'SUCCESS') {
-      results.push(existing.result);
-      actions.push(existing);
-      continue;
-    }
-    if (existing?.status === 'FAILED') {
-      actions.push(existing);
-      return failed(type, task, actions, existing.error?.message ?? 'the step failed', env.language, null);
-    }
-    if (existing?.status === 'UNKNOWN') {
-      actions.push(existing);
-      return blocked(type, task, actions, existing, call.tool, env.language);
-    }
-    let action: Action;
-    let fresh: boolean;
-    let recordedBy: string | undefined;
-    if (existing === null) {
-      const {
-        result,
-        replayed,
-        recordedBy: by,
-      } = await rt.commit(
-        `before ${call.tool} (step ${step})`,
+    const running = { kind: 'running', step, tool: call.tool } as const;
+    const begin = {
+      update_tasks: [
         {
-          begin_actions: [
-            {
-              task_id: task.id,
-              session_id: env.sessionId,
-              type: 'tool_call',
-              tool: call.tool,
-              params: call.params,
-              idempotency_key: key,
-            },
-          ],
-          update_tasks: [
-            {
-              id: task.id,
-              expected_version: unwritten?.expected_version ?? task.version,
-              patch: {
-                ...unwritten?.patch,
-                status_line: statusLine(type, 'EXECUTING', task.slots, {
-                  kind: 'running',
-                  step,
-                  tool: call.tool,
-                }),
-              },
-            },
-          ],
+          id: task.id,
+          expected_version: unwritten?.expected_version ?? task.version,
+          patch: { ...unwritten?.patch, status_line: statusLine(type, 'EXECUTING', task.slots, running) },
         },
-        task.id,
-      );
+      ],
+    };
+    const end = await performAction({
+      rt,
+      policy: env.policy,
+      taskId: task.id,
+      ordinal: index,
+      tool,
+      params: call.params,
+      key,
+      type: 'tool_call',
+      label: `${call.tool} (step ${step})`,
+      kind: 'tool',
+      withBegin: begin,
+      existing,
+      complete: 'caller',
+    });
+    if (existing === null) {
+      // Its begin commit wrote the task (and the move to EXECUTING, if it was still to be written).
       unwritten = null;
-      const begun = result.actions.find((a) => a.idempotency_key === key);
-      if (begun === undefined) throw invalidRequest(`the store returned no action for key ${key}`);
-      action = begun;
-      task = pick(result.tasks, task.id, task);
-      fresh = !replayed && begun.status === 'PENDING';
-      recordedBy = replayed ? by : undefined;
-    } else {
-      action = existing;
-      fresh = false;
+      task = rt.written.tasks.get(task.id) ?? task;
     }
-    const runner = { store, scope, tool, policy: env.policy };
-    const outcome = (await rt.read(
-      'tool',
-      async () =>
-        (await tracedAction(call.tool, action, !fresh, recordedBy, () =>
-          fresh
-            ? executeAction(runner, action)
-            : recoverAction(runner, action, action.attempts, 'the run stopped during this call'),
-        )) as unknown as JsonValue,
-    )) as unknown as ToolOutcome;
-    if (outcome.status === 'FAILED') {
-      const error = { code: outcome.code, message: outcome.message };
-      return failed(type, task, [...actions, action], outcome.message, env.language, {
-        id: action.id,
-        status: 'FAILED',
-        error,
-      });
+    if (end.status === 'UNKNOWN') {
+      return blocked(type, task, [...actions, end.action], end.action, call.tool, env.language);
     }
-    if (outcome.status === 'UNKNOWN') {
-      const marked = (await rt.read('action.unknown', async () => {
-        const now = await store.getAction(scope, action.id);
-        if (now !== null && now.status === 'PENDING') {
-          return (await store.markActionUnknown(scope, action.id, outcome.note)) as unknown as JsonValue;
-        }
-        return (now ?? action) as unknown as JsonValue;
-      })) as unknown as Action;
-      return blocked(type, task, [...actions, marked], marked, call.tool, env.language);
+    if (end.status === 'FAILED') {
+      return failed(type, task, [...actions, end.action], end.message, env.language, end.completion);
     }
-    if (type.nextCall(task.slots, [...results, outcome.result]) === null) {
-      // The last call: the turn's final commit writes its result (see the top of this file).
-      actions.push(action);
-      results.push(outcome.result);
-      return done({ id: action.id, status: 'SUCCESS', result: outcome.result });
+    const last = type.nextCall(task.slots, [...results, end.result]) === null;
+    if (last || end.completion === null) {
+      // The last call: the turn's final commit writes its result (see the top of this file); an action
+      // found done needs no write.
+      actions.push(end.action);
+      results.push(end.result);
+      if (last) return done(end.completion);
+      continue;
     }
     const { result } = await rt.commit(
       `after ${call.tool} (step ${step})`,
       {
-        complete_actions: [{ id: action.id, status: 'SUCCESS', result: outcome.result }],
+        complete_actions: [end.completion],
         update_tasks: [
           {
             id: task.id,
@@ -230,8 +175,8 @@ export async function executeTask(
       task.id,
     );
     task = pick(result.tasks, task.id, task);
-    actions.push(result.actions.find((a) => a.id === action.id) ?? action);
-    results.push(outcome.result);
+    actions.push(result.actions.find((a) => a.id === end.action.id) ?? end.action);
+    results.push(end.result);
   }
 }
 

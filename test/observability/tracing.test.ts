@@ -192,7 +192,13 @@ describe('OpenTelemetry traces of agentstate serve', () => {
     const before = named('agentstate.checkpoint').find(
       (s) => s.attributes['agentstate.checkpoint.label'] === 'before deploy.run_tests (step 3)',
     ) as ReceivedSpan;
-    const killedRun = before.parentSpanId; // the killed attempt's run span (never ended, never exported)
+    // The begin commit is made in the action's span, a child of the attempt's run span (neither ended, nor
+    // exported, in the killed attempt); an earlier step's action span, ended, names that run span.
+    const killedAction = before.parentSpanId;
+    const killedRun = named('agentstate.action deploy.plan').find((s) => s.traceId === before.traceId)
+      ?.parentSpanId as string;
+    expect(killedRun).toMatch(/^[0-9a-f]{16}$/);
+    expect(killedAction).not.toBe(killedRun);
 
     server = await start('second', true);
     let resumed = await call<{ resumed?: boolean }>(
@@ -229,7 +235,7 @@ describe('OpenTelemetry traces of agentstate serve', () => {
     });
     expect(['found', 'not_found']).toContain(recovered.attributes['agentstate.action.lookup']);
     expect(recovered.links).toEqual([
-      { traceId: before.traceId, spanId: killedRun, attributes: { 'agentstate.link': 'recorded_by' } },
+      { traceId: before.traceId, spanId: killedAction, attributes: { 'agentstate.link': 'recorded_by' } },
     ]);
     server.child.kill('SIGTERM');
     await server.exited;

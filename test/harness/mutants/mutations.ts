@@ -44,14 +44,14 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'a resumed run calls the tool again for every step already done (its outcome replayed)',
     edits: [
       {
-        file: 'src/runtime/execute.ts',
-        find: '    const runner = { store, scope, tool, policy: env.policy };\n',
-        replace: `    const runner = { store, scope, tool, policy: env.policy };\n    if (rt.journal.nextIs('tool')) ${call('action.params', 'action.idempotency_key')};\n`,
+        file: 'src/durable/action.ts',
+        find: '  const runner = { store, scope, tool, policy: request.policy };\n',
+        replace: `  const runner = { store, scope, tool, policy: request.policy };\n  if (rt.journal.nextIs(request.kind)) ${call('action.params', 'action.idempotency_key')};\n`,
       },
       {
-        file: 'src/runtime/execute.ts',
-        find: "    if (existing?.status === 'SUCCESS') {\n",
-        replace: `    if (existing?.status === 'SUCCESS') {\n      ${call('existing.params', 'existing.idempotency_key')};\n`,
+        file: 'src/durable/action.ts',
+        find: '    action = request.existing;\n',
+        replace: `    action = request.existing;\n    if (action.status === 'SUCCESS') ${call('action.params', 'action.idempotency_key')};\n`,
       },
     ],
     runtimeTests: ['test/runtime/recovery.test.ts'],
@@ -95,15 +95,15 @@ export const MUTATIONS: readonly Mutation[] = [
     breaks: 'the tool is called before its action is recorded PENDING with a checkpoint',
     edits: [
       {
-        file: 'src/runtime/execute.ts',
-        find: '    if (existing === null) {\n',
-        replace: `    const early = existing === null && !rt.journal.nextIs('commit') ? ${call('call.params', 'key')} : null;\n    if (existing === null) {\n`,
+        file: 'src/durable/action.ts',
+        find: '  if (request.existing != null) {\n',
+        replace: `  const early = request.existing == null && !rt.journal.nextIs('commit') ? ${call('request.params', 'key')} : null;\n  if (request.existing != null) {\n`,
       },
       {
-        file: 'src/runtime/execute.ts',
-        find: '            ? executeAction(runner, action)\n',
+        file: 'src/durable/action.ts',
+        find: '      if (fresh) return settle(await executeAction(runner, action), action, store, scope);\n',
         replace:
-          "            ? early !== null ? Promise.resolve({ status: 'SUCCESS' as const, result: early, via: 'execute' as const }) : executeAction(runner, action)\n",
+          "      if (fresh) return settle(early !== null ? { status: 'SUCCESS', result: early, via: 'execute' } : await executeAction(runner, action), action, store, scope);\n",
       },
     ],
     runtimeTests: ['test/runtime/recovery.test.ts'],
