@@ -46,7 +46,7 @@ export const DEFAULT_RETRY: RetryPolicy = {
   timeoutMs: 30_000,
 };
 
-/** The outcome of a tool step, recorded in the journal. */
+/** The outcome of a tool call, settled and recorded by `performAction` (src/durable/action.ts). */
 export type ToolOutcome =
   | { readonly status: 'SUCCESS'; readonly result: JsonValue; readonly via: 'execute' | 'lookup' | 'store' }
   | { readonly status: 'FAILED'; readonly code: string; readonly message: string }
