@@ -1,5 +1,6 @@
 /** Task, task event and action rows of the SQL driver. */
 
+import type { JsonValue } from '../../core/json.js';
 import type { Action, Task } from '../../core/model.js';
 import { OPEN_TASK_STATES, type TaskState } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
@@ -67,6 +68,18 @@ async function page<T>(
 }
 
 const ACTION_VALUES = Array(17).fill('?').join(', ');
+
+const jsonOrNull = (value: JsonValue | null) => (value === null ? null : toJson(value));
+
+/** An action's row, in the order of ACTION_COLUMNS. */
+function actionParams(a: Action): SqlParam[] {
+  const { id, tenant_id, user_id, task_id, session_id, type, tool, idempotency_key, status } = a;
+  return [
+    ...[id, tenant_id, user_id, task_id, session_id, type, tool, toJson(a.params), idempotency_key, status],
+    ...[jsonOrNull(a.result), jsonOrNull(a.error), a.attempts, a.note, a.created_at, a.updated_at],
+    a.completed_at,
+  ];
+}
 
 const UPDATE_TASK = `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?,
   updated_at = ?, closed_at = ? WHERE id = ? AND version = ?`;
@@ -258,25 +271,7 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
       return page(q, 'actions', ACTION_COLUMNS, scope, filters, at, toAction);
     },
     async insertAction(a: Action) {
-      const params = [
-        a.id,
-        a.tenant_id,
-        a.user_id,
-        a.task_id,
-        a.session_id,
-        a.type,
-        a.tool,
-        toJson(a.params),
-        a.idempotency_key,
-        a.status,
-        a.result === null ? null : toJson(a.result),
-        a.error === null ? null : toJson(a.error),
-        a.attempts,
-        a.note,
-        a.created_at,
-        a.updated_at,
-        a.completed_at,
-      ];
+      const params = actionParams(a);
       const sql = `INSERT INTO actions (${ACTION_COLUMNS}) VALUES (${ACTION_VALUES}) ON CONFLICT DO NOTHING`;
       if (deferred !== null) {
         for (const other of known?.actions.values() ?? [])
@@ -294,8 +289,8 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
           WHERE id = ? AND status = ? AND attempts = ?`,
         [
           next.status,
-          next.result === null ? null : toJson(next.result),
-          next.error === null ? null : toJson(next.error),
+          jsonOrNull(next.result),
+          jsonOrNull(next.error),
           next.note,
           next.attempts,
           next.updated_at,
