@@ -42,8 +42,12 @@ describe('rows a postgres store knows, changed by another store', () => {
     expect(done.tasks[0]).toMatchObject({ version: 3, state: 'COLLECTING', slots: { from: 'b' } });
     expect(done.open_tasks?.map((t) => t.version)).toEqual([3]);
     expect(await b.getTask(scope, task.id)).toEqual(done.tasks[0]);
+    // What the transaction wrote is what `a` knows next: no second miss.
+    const misses = a.optimisticMisses;
+    await a.updateTask(scope, task.id, 3, { slots: { from: 'a' } });
+    expect(a.optimisticMisses).toBe(misses);
     // And a stale expectation is a conflict, as ever.
-    await expect(a.updateTask(scope, task.id, 2, { state: 'CONFIRMING' })).rejects.toSatisfy((error) =>
+    await expect(a.updateTask(scope, task.id, 3, { state: 'CONFIRMING' })).rejects.toSatisfy((error) =>
       isAgentStateError(error, 'version_conflict'),
     );
     expect(a.optimisticMisses).toBeGreaterThanOrEqual(1);

@@ -161,22 +161,39 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     if (options?.single === true && this.sql.dialect.name === 'postgres')
       return this.withWriteRows(this.sql.query, work);
     if (this.optimistic && this.sql.optimistic !== undefined) {
-      let env: SqlTxEnv | null = null;
+      const attempt: { env: SqlTxEnv | null } = { env: null };
       try {
         const result = await this.sql.optimistic((q) => {
-          env = this.env(q, true, q);
-          return work(rowsOf(env));
+          attempt.env = this.env(q, true, q);
+          return work(rowsOf(attempt.env));
         });
-        if (env !== null) this.learn(env);
+        if (attempt.env !== null) this.learn(attempt.env);
         return result;
       } catch (error) {
-        const used = (env as SqlTxEnv | null)?.known;
-        if (used !== undefined && used !== null) this.known.forget(used.touched);
+        if (attempt.env !== null) this.unlearn(attempt.env);
         if (!(error instanceof OptimisticMiss)) throw error;
         this.optimisticMisses++;
       }
     }
     return this.sql.transaction((q) => this.withWriteRows(q, work));
+  }
+
+  /**
+   * Forgets what an attempt that did not land relied on or meant to write: the transaction that runs the
+   * work again (or another writer) leaves those rows otherwise, and a known row gone stale costs a miss.
+   */
+  private unlearn({ known: use, seen, kept }: SqlTxEnv): void {
+    if (use === null) return;
+    const { touched: rows } = use;
+    for (const id of seen?.keys() ?? []) rows.sessions.add(id);
+    for (const row of kept.values()) {
+      if (row.kind !== 'task') continue;
+      rows.tasks.add(row.row.id);
+      rows.users.add(userKey(row.row));
+    }
+    for (const id of use.actions.keys()) rows.actions.add(id);
+    for (const name of use.memory.keys()) rows.memory.add(name);
+    this.known.forget(rows);
   }
 
   /** What an optimistic attempt that landed leaves the rows: as it read and wrote them. */
