@@ -97,4 +97,35 @@ describe('round trips of a booking turn on PostgreSQL', () => {
       await again.close();
     }
   });
+
+  it('turns run by two stores in turn (two turn threads): each commit one statement still', async () => {
+    const schema = schemas();
+    const stores = [
+      (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore,
+      (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore,
+    ];
+    try {
+      const clock = new ManualClock(START);
+      const scope = freshScope();
+      const session = await stores[0]!.createSession(scope, {
+        agent: 'flight_booking',
+        context: { language: 'en' },
+      });
+      const counts: number[] = [];
+      // 1, 2 on the first; 3 on the second; 4 on the first (which wrote the task two versions ago); 5 on the
+      // second.
+      for (const [i, input] of INPUTS.entries()) {
+        const store = stores[i === 2 || i === 4 ? 1 : 0] as SqlCoreStore;
+        counts.push(...(await turns(store, scope, session.id, [input], clock)));
+      }
+      // Each commit still one statement: the head read refreshes the open tasks each store knows, so the
+      // first store's copy of the task (two versions old at turn 4) is no stale guess. Turns 3 to 5 read 3
+      // more after their commit: the compaction check of a process that did not see the session's earlier
+      // turns grow it (runtime/compaction.ts), not the store's commits.
+      expect(counts).toEqual([5, 4, 7, 7, 10]);
+      expect(stores[0]!.optimisticMisses + stores[1]!.optimisticMisses).toBe(0);
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
 });

@@ -55,12 +55,17 @@ export class KnownRows {
   /** A user's open tasks (every session's), newest first: the whole list, as a head read found it. */
   readonly openTasks = new Recent<Task[]>();
 
-  /** What a session head read found: the session, and the user's open tasks when it listed them all. */
-  head(scope: ReadScope, known: KnownSession, open: readonly Task[] | null): void {
+  /**
+   * What a session head read found: the session, the open tasks it listed (each as it is now: the turn
+   * writes them next, and another process may have written them since this one did), and the user's list
+   * of them when it listed them all (null: not).
+   */
+  head(scope: ReadScope, known: KnownSession, listed: readonly Task[], all: boolean): void {
     this.sessions.set(known.session.id, known);
+    for (const task of listed) this.tasks.set(task.id, task);
     if (scope.user_id === undefined) return;
-    if (open === null) this.openTasks.delete(userKey(scope));
-    else this.openTasks.set(userKey(scope), [...open]);
+    if (all) this.openTasks.set(userKey(scope), [...listed]);
+    else this.openTasks.delete(userKey(scope));
   }
 
   /** Forgets what an attempt that missed relied on or wrote. */

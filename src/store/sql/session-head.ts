@@ -48,8 +48,8 @@ export async function selectSessionHead(
   now: string,
   /** The newest checkpoint's label of a run, should the run id computed in SQL ever differ from runIdFor's. */
   labelOf: (run_id: string) => Promise<string | null>,
-  /** Told what was read: the session, its message count, and the scope's open tasks when all were listed. */
-  seen?: (session: Session, messageCount: number, open: Task[] | null) => void,
+  /** Told what was read: the session, its message count, the open tasks listed and whether that is all. */
+  seen?: (session: Session, messageCount: number, open: Task[], all: boolean) => void,
 ): Promise<SessionHead | null> {
   const params: SqlParam[] = [];
   let openColumn = '';
@@ -85,13 +85,14 @@ export async function selectSessionHead(
     message = toMessage(fields);
   }
   let head: SessionHead = { session: toSession(row), last_message: message };
-  let open: Task[] | null = null;
+  let open: Task[] = [];
   if (reads.openTasks !== null) {
     const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
     head = { ...head, open_tasks: listed.map(toTask) };
-    if (listed.length < reads.openTasks) open = listed.map(toTask);
+    open = listed.map(toTask);
   }
-  seen?.(toSession(row), Number(row.head_message_count), open);
+  const all = reads.openTasks !== null && open.length < reads.openTasks;
+  seen?.(toSession(row), Number(row.head_message_count), open, all);
   if (!reads.nextRun) return head;
   const runId = runIdFor(id, message?.seq ?? 0);
   const label =

@@ -68,7 +68,8 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
                   const newest = await this.reads.latestCheckpoint(scope, run);
                   return newest?.label ?? null;
                 },
-                (session, messageCount, open) => this.known.head(scope, { session, messageCount }, open),
+                (session, messageCount, open, all) =>
+                  this.known.head(scope, { session, messageCount }, open, all),
               ),
           }
         : undefined;
