@@ -7,16 +7,21 @@
  * So a turn's commits read nothing the turn's head read or its earlier commit already saw, and nothing a
  * caller sees depends on this: the rows only spare round trips while nobody else writes them.
  *
- * Per store, least recently used first out past a bound; copies in and out (nothing kept is shared).
+ * Per store, the least recently stored first out past a bound; copies in and out (nothing kept is shared).
  */
 import type { Action, MemoryItem, Session, Task } from '../../core/model.js';
 import type { ReadScope } from '../types.js';
 
 /** Rows of each kind remembered at most. */
 const KNOWN_ROWS = 10_000;
+/** Users whose open tasks are remembered at most, and the longest list remembered (its tasks are copied). */
+const KNOWN_LISTS = 1_000;
+const KNOWN_LIST_LENGTH = 100;
 
 class Recent<T> {
   private readonly rows = new Map<string, T>();
+
+  constructor(private readonly bound = KNOWN_ROWS) {}
 
   get(key: string): T | undefined {
     const row = this.rows.get(key);
@@ -25,7 +30,7 @@ class Recent<T> {
 
   set(key: string, row: T): void {
     this.rows.delete(key);
-    if (this.rows.size >= KNOWN_ROWS) this.rows.delete(this.rows.keys().next().value as string);
+    if (this.rows.size >= this.bound) this.rows.delete(this.rows.keys().next().value as string);
     this.rows.set(key, structuredClone(row));
   }
 
@@ -53,7 +58,7 @@ export class KnownRows {
   /** Memory items by itemKey; null: known absent. */
   readonly memory = new Recent<MemoryItem | null>();
   /** A user's open tasks (every session's), newest first: the whole list, as a head read found it. */
-  readonly openTasks = new Recent<Task[]>();
+  readonly openTasks = new Recent<Task[]>(KNOWN_LISTS);
 
   /**
    * What a session head read found: the session, the open tasks it listed (each as it is now: the turn
@@ -64,7 +69,7 @@ export class KnownRows {
     this.sessions.set(known.session.id, known);
     for (const task of listed) this.tasks.set(task.id, task);
     if (scope.user_id === undefined) return;
-    if (all) this.openTasks.set(userKey(scope), [...listed]);
+    if (all && listed.length <= KNOWN_LIST_LENGTH) this.openTasks.set(userKey(scope), [...listed]);
     else this.openTasks.delete(userKey(scope));
   }
 
