@@ -80,6 +80,14 @@ export interface MemoryFilter {
 }
 
 /** A run's event as stored: `seq` numbers it within its run, from 1 (the driver assigns it on append). */
+/** Which run events a driver lists: one run of one session, seq > after_seq, at most `limit`. */
+export interface RunEventQuery {
+  session_id: string;
+  run_id: string;
+  after_seq: number;
+  limit: number;
+}
+
 export interface RunEventRow {
   readonly tenant_id: string;
   readonly user_id: string;
@@ -166,13 +174,7 @@ export interface DriverReads {
   ): Promise<Listed<MemoryItem>[]>;
 
   /** The run's events of the session in scope with seq > after_seq, ascending, at most `limit`. */
-  listRunEvents(
-    scope: ReadScope,
-    session_id: string,
-    run_id: string,
-    after_seq: number,
-    limit: number,
-  ): Promise<RunEventRow[]>;
+  listRunEvents(scope: ReadScope, query: RunEventQuery): Promise<RunEventRow[]>;
 
   getLease(scope: Scope, name: string): Promise<LeaseRow | null>;
   getRequestKey(scope: Scope, key: string): Promise<RequestKeyRow | null>;

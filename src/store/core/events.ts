@@ -194,6 +194,11 @@ export async function listEvents(
 ): Promise<RunEvent[]> {
   const session = await liveSession(op, scope, session_id);
   if (session === null) return [];
-  const rows = await op.tx.listRunEvents(scope, session_id, run_id, query.after, query.limit);
+  const rows = await op.tx.listRunEvents(scope, {
+    session_id,
+    run_id,
+    after_seq: query.after,
+    limit: query.limit,
+  });
   return rows.map(toRunEvent);
 }

@@ -13,6 +13,7 @@ import type {
   MemoryFilter,
   PageRequest,
   RequestKeyRow,
+  RunEventQuery,
   RunEventRow,
   SessionFilter,
   TaskFilter,
@@ -46,13 +47,8 @@ export class MemoryTx implements DriverTx {
   ) {}
 
   // run events
-  async listRunEvents(
-    scope: ReadScope,
-    session_id: string,
-    run_id: string,
-    after_seq: number,
-    limit: number,
-  ): Promise<RunEventRow[]> {
+  async listRunEvents(scope: ReadScope, query: RunEventQuery): Promise<RunEventRow[]> {
+    const { session_id, run_id, after_seq, limit } = query;
     const rows = this.t.runEvents.get(key(scope.tenant_id, session_id, run_id)) ?? [];
     const found = rows.filter((row) => row.seq > after_seq && inScope(scope, row));
     return found.slice(0, limit).map(copy);

@@ -19,7 +19,7 @@
  */
 import type { JsonObject } from '../../core/json.js';
 import type { RunEventType } from '../../core/model.js';
-import type { RunEventRow } from '../core/driver.js';
+import type { RunEventQuery, RunEventRow } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { escapeKeyPart, unescapeKeyPart } from './keys.js';
 import { SmallRows } from './memory.js';
@@ -48,13 +48,8 @@ function parseHint(member: string): { user: string; sessionId: string; runId: st
 
 /** Run events; with the rows before it, every row of a transaction. */
 export class RunEventRows extends SmallRows {
-  async listRunEvents(
-    scope: ReadScope,
-    session_id: string,
-    run_id: string,
-    after_seq: number,
-    limit: number,
-  ): Promise<RunEventRow[]> {
+  async listRunEvents(scope: ReadScope, query: RunEventQuery): Promise<RunEventRow[]> {
+    const { session_id, run_id, after_seq, limit } = query;
     const user = await this.ownerOf(scope, session_id);
     if (user === null) return [];
     const key = userKeys(this.ctx, scope.tenant_id, user).runEvents(session_id, run_id);

@@ -15,7 +15,7 @@ const COLUMNS = 'tenant_id, user_id, session_id, run_id, seq, type, data, create
 
 export function eventRows({ q }: SqlTxEnv): EventRows {
   return {
-    async listRunEvents(scope, session_id, run_id, after_seq, limit) {
+    async listRunEvents(scope, { session_id, run_id, after_seq, limit }) {
       const user = scope.user_id === undefined ? '' : ' AND user_id = ?';
       const params: SqlParam[] = [scope.tenant_id, session_id, run_id, after_seq];
       if (scope.user_id !== undefined) params.push(scope.user_id);

@@ -9,15 +9,8 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeFolder } from '../../process/folders.js';
-import {
-  type SqlDialect,
-  type SqlDriver,
-  type SqlExecutor,
-  type SqlParam,
-  type SqlRow,
-  type SweepPacing,
-  statementsSent,
-} from '../sql/executor.js';
+import type { SqlDialect, SqlDriver, SqlExecutor, SqlParam, SqlRow, SweepPacing } from '../sql/executor.js';
+import { statementsSent } from '../sql/executor.js';
 import { Mutex } from '../sql/mutex.js';
 import { Pacer } from '../sql/sweep-batches.js';
 import { type BackgroundCheckpoints, startBackgroundCheckpoints } from './background-checkpoint.js';
