@@ -36,7 +36,7 @@ function newestFirst<T>(rows: Iterable<Row<T>>, page: PageRequest, keep: (rec: T
 /** A stored checkpoint as the caller gets it: its own metadata and channels (its other fields are text). */
 function checkpointOut(stored: StoredCheckpoint): Checkpoint {
   const { rec } = stored;
-  return { ...rec, metadata: JSON.parse(stored.metadata), channels: JSON.parse(stored.channels.toString()) };
+  return { ...rec, metadata: JSON.parse(stored.metadata), channels: JSON.parse(stored.channels) };
 }
 
 export class MemoryTx implements DriverTx {
@@ -267,7 +267,7 @@ export class MemoryTx implements DriverTx {
     const { channels, metadata, ...rec } = checkpoint;
     const row: Row<StoredCheckpoint> = {
       seq: this.nextSeq(),
-      rec: { rec, channels: Buffer.from(JSON.stringify(channels)), metadata: JSON.stringify(metadata) },
+      rec: { rec, channels: JSON.stringify(channels), metadata: JSON.stringify(metadata) },
     };
     this.tx.set(this.t.checkpoints, checkpoint.id, row);
     this.tx.append(this.t.runs, runKey(rec.tenant_id, rec.user_id, rec.run_id), [row]);
