@@ -4,12 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { AUTO_TURN_THREADS_MAX, parseTurnThreads, storeServerIsLocal } from '../../src/cli/commands/serve.js';
 
 const cores = availableParallelism();
-const auto = cores < 2 ? 0 : Math.min(cores, AUTO_TURN_THREADS_MAX);
-/** With the store's database server on this machine: one core left to it. */
-const autoLocal = cores < 2 ? 0 : Math.min(cores - 1, AUTO_TURN_THREADS_MAX);
+/** A core left to the main thread. */
+const auto = Math.max(0, Math.min(cores - 1, AUTO_TURN_THREADS_MAX));
+/** With the store's database server on this machine: one core more left to it. */
+const autoLocal = Math.max(0, Math.min(cores - 2, AUTO_TURN_THREADS_MAX));
 
 describe('parseTurnThreads', () => {
-  it('auto: one thread per core (at most 4) on stores every thread can open, one fewer for a local server', () => {
+  it("auto: a thread per core but the main thread's (at most 4) on stores every thread can open, one fewer for a local server", () => {
     expect(parseTurnThreads('auto', 'sqlite:./.agentstate/agentstate.db', 1)).toBe(auto);
     expect(parseTurnThreads('auto', 'postgres://db.internal/x', 1)).toBe(auto);
     expect(parseTurnThreads('auto', 'redis://cache.internal:6379', 1)).toBe(auto);

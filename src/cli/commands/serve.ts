@@ -104,8 +104,9 @@ export function assertWorkersCanShare(storeUrl: string, workers: number): void {
 
 /**
  * `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own; `auto` (the
- * default) one per core up to AUTO_TURN_THREADS_MAX (one core fewer when the store's database server runs
- * on this machine: PostgreSQL or Redis on a loopback address or a Unix socket), or 0 where threads cannot help or work: an in-process
+ * default) one per core but the main thread's, up to AUTO_TURN_THREADS_MAX (one core fewer when the store's
+ * database server runs on this machine: PostgreSQL or Redis on a loopback address or a Unix socket), or 0
+ * where threads cannot help or work: an in-process
  * store, a cluster of processes (`--workers`, which use the cores already), an `--agents` module that is
  * not JavaScript (a thread cannot load TypeScript; give the number to try).
  */
@@ -118,10 +119,10 @@ export function parseTurnThreads(
   if (text === 'auto') {
     if (!storeSharedByThreads(storeUrl) || workers > 1) return 0;
     if (agentsModule !== undefined && !/\.(js|mjs|cjs)$/.test(agentsModule)) return 0;
-    const cores = availableParallelism();
-    if (cores < 2) return 0;
-    // A database server on this machine runs the turns' statements: leave it a core.
-    return Math.min(storeServerIsLocal(storeUrl) ? cores - 1 : cores, AUTO_TURN_THREADS_MAX);
+    // The main thread keeps a core for HTTP and a database server on this machine one for the turns'
+    // statements: on 2 cores a thread more than that made each turn dearer and no faster (BENCHMARKS.md).
+    const threads = availableParallelism() - 1 - (storeServerIsLocal(storeUrl) ? 1 : 0);
+    return Math.max(0, Math.min(threads, AUTO_TURN_THREADS_MAX));
   }
   const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isInteger(n) || n < 0 || n > MAX_TURN_THREADS) {
@@ -194,7 +195,7 @@ export function registerServeCommands(program: Command): void {
     )
     .option(
       '--turn-threads <n>',
-      'threads that run turns, each with its own store connection: a number (0: the main thread) or auto, one per core up to 4, one fewer for a database server on this machine (env AGENTSTATE_TURN_THREADS)',
+      'threads that run turns, each with its own store connection: a number (0: the main thread) or auto, one per core but one left to the main thread, up to 4, one fewer for a database server on this machine (env AGENTSTATE_TURN_THREADS)',
       process.env.AGENTSTATE_TURN_THREADS ?? 'auto',
     )
     .option(
