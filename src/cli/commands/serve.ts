@@ -106,9 +106,9 @@ export function assertWorkersCanShare(storeUrl: string, workers: number): void {
  * `--turn-threads`: 0 runs turns on the main thread; N (1-64) on N threads of their own; `auto` (the
  * default) one per core but the main thread's, up to AUTO_TURN_THREADS_MAX (one core fewer when the store's
  * database server runs on this machine: PostgreSQL or Redis on a loopback address or a Unix socket), or 0
- * where threads cannot help or work: an in-process
- * store, a cluster of processes (`--workers`, which use the cores already), an `--agents` module that is
- * not JavaScript (a thread cannot load TypeScript; give the number to try).
+ * where threads cannot help or work: an in-process store, a cluster of processes (`--workers`, which use the
+ * cores already), an `--agents` module that is not JavaScript (a thread cannot load TypeScript; give the
+ * number to try).
  */
 export function parseTurnThreads(
   text: string,
