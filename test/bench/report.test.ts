@@ -7,7 +7,15 @@ import type { SystemResult } from '../../src/bench/checkpoint/run.js';
 import { selectSystems } from '../../src/bench/checkpoint/systems/index.js';
 
 function stats(ops_per_s: number, p99_ms = 1): OpStats {
-  return { count: 10, ops_per_s, p50_ms: p99_ms / 2, p99_ms, mean_ms: p99_ms / 2, max_ms: p99_ms };
+  return {
+    count: 10,
+    ops_per_s,
+    p50_ms: p99_ms / 2,
+    p99_ms,
+    mean_ms: p99_ms / 2,
+    max_ms: p99_ms,
+    cpu_us_per_op: 50,
+  };
 }
 
 function result(name: string, family: string, backend: string, ops: number, bytes: number): SystemResult {

@@ -100,9 +100,25 @@ function median(values: readonly number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
-function opsPerS(result: SystemResult, op: (typeof OPS)[number]): number {
-  if (result.ops === null) throw new Error(`${result.name}: ${result.error}`);
-  return result.ops[op].ops_per_s;
+type Ops = NonNullable<SystemResult['ops']>;
+
+/** One figure of both builds: medians, and the median and range of the per-run ratios (run i with run i). */
+function compare(runs: Record<'before' | 'after', SystemResult[]>, figure: (ops: Ops) => number) {
+  const of = (result: SystemResult) => {
+    if (result.ops === null) throw new Error(`${result.name}: ${result.error}`);
+    return figure(result.ops);
+  };
+  const before = runs.before.map(of);
+  const after = runs.after.map(of);
+  const ratios = after.map((value, i) => value / (before[i] as number));
+  const cell = (values: number[]) =>
+    `${median(values).toFixed(2)} (${Math.min(...values).toFixed(2)} - ${Math.max(...values).toFixed(2)})`;
+  return {
+    before: median(before),
+    after: median(after),
+    ratio: cell(ratios),
+    inverse: cell(ratios.map((ratio) => 1 / ratio)),
+  };
 }
 
 async function main(): Promise<void> {
@@ -136,10 +152,11 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'agentstate-bench-builds-'));
   const load = loadavg()[0] ?? 0;
   const lines = [
-    `${repeat} runs per build and store, interleaved (size ${values.size}); ops/s, medians; after / before above 1 is faster`,
+    `${repeat} runs per build and store, interleaved (size ${values.size}); medians; after / before above 1 is faster`,
+    "(CPU: of this process, per operation; a database server's own is not in it)",
     '',
-    '| store | op | before | after | after / before (median of runs) | per run, min - max |',
-    '| --- | --- | ---: | ---: | ---: | --- |',
+    '| store | op | ops/s before | ops/s after | after / before (per run: min - max) | CPU µs before | CPU µs after | before / after (per run: min - max) |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   try {
     for (const backend of stores) {
@@ -161,11 +178,10 @@ async function main(): Promise<void> {
         }
       }
       for (const op of OPS) {
-        const before = runs.before.map((result) => opsPerS(result, op));
-        const after = runs.after.map((result) => opsPerS(result, op));
-        const ratios = after.map((value, i) => value / (before[i] as number));
+        const speed = compare(runs, (stats) => stats[op].ops_per_s);
+        const cpu = compare(runs, (stats) => stats[op].cpu_us_per_op);
         lines.push(
-          `| ${backend} | ${op} | ${median(before).toFixed(0)} | ${median(after).toFixed(0)} | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)} - ${Math.max(...ratios).toFixed(2)} |`,
+          `| ${backend} | ${op} | ${speed.before.toFixed(0)} | ${speed.after.toFixed(0)} | ${speed.ratio} | ${cpu.before.toFixed(0)} | ${cpu.after.toFixed(0)} | ${cpu.inverse} |`,
         );
       }
     }

@@ -9,6 +9,11 @@ export interface OpStats {
   readonly p99_ms: number;
   readonly mean_ms: number;
   readonly max_ms: number;
+  /**
+   * CPU time of this process (user + system, every thread) per operation, in µs: steadier than ops/s on a
+   * shared machine. A server's own CPU (PostgreSQL, Redis) is not in it.
+   */
+  readonly cpu_us_per_op: number;
 }
 
 /** Nearest-rank percentile of sorted samples. */
@@ -23,7 +28,7 @@ function round(value: number, digits: number): number {
   return Math.round(value * scale) / scale;
 }
 
-export function summarize(samples: readonly number[], wallMs: number): OpStats {
+export function summarize(samples: readonly number[], wallMs: number, cpuMs = 0): OpStats {
   const sorted = [...samples].sort((a, b) => a - b);
   const total = sorted.reduce((sum, ms) => sum + ms, 0);
   return {
@@ -33,17 +38,18 @@ export function summarize(samples: readonly number[], wallMs: number): OpStats {
     p99_ms: round(percentile(sorted, 99), 4),
     mean_ms: sorted.length > 0 ? round(total / sorted.length, 4) : 0,
     max_ms: round(sorted.at(-1) ?? 0, 4),
+    cpu_us_per_op: sorted.length > 0 ? round((cpuMs * 1000) / sorted.length, 1) : 0,
   };
 }
 
 /**
  * Runs `jobs` (each a list of operations done in order) with `concurrency` workers, timing each
- * operation. Returns the per-operation samples and the wall time of the whole phase.
+ * operation. Returns the per-operation samples, and the wall time and this process's CPU time of the phase.
  */
 export async function timePhase(
   jobs: readonly (readonly (() => Promise<void>)[])[],
   concurrency: number,
-): Promise<{ samples: number[]; wallMs: number }> {
+): Promise<{ samples: number[]; wallMs: number; cpuMs: number }> {
   const samples: number[] = [];
   let next = 0;
   const worker = async () => {
@@ -56,6 +62,8 @@ export async function timePhase(
     }
   };
   const started = performance.now();
+  const cpu = process.cpuUsage();
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-  return { samples, wallMs: performance.now() - started };
+  const used = process.cpuUsage(cpu);
+  return { samples, wallMs: performance.now() - started, cpuMs: (used.user + used.system) / 1000 };
 }

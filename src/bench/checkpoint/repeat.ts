@@ -22,6 +22,7 @@ function mergeStats(all: readonly OpStats[]): OpStats {
     p99_ms: pick('p99_ms'),
     mean_ms: pick('mean_ms'),
     max_ms: pick('max_ms'),
+    cpu_us_per_op: pick('cpu_us_per_op'),
   };
 }
 

@@ -86,9 +86,9 @@ async function drive(
   const history = await timePhase(lists, concurrency);
 
   return {
-    put: summarize(put.samples, put.wallMs),
-    latest: summarize(latest.samples, latest.wallMs),
-    history: summarize(history.samples, history.wallMs),
+    put: summarize(put.samples, put.wallMs, put.cpuMs),
+    latest: summarize(latest.samples, latest.wallMs, latest.cpuMs),
+    history: summarize(history.samples, history.wallMs, history.cpuMs),
   };
 }
 
