@@ -18,8 +18,6 @@ import type { UserKeys } from './keys.js';
 import type { Ctx } from './plan.js';
 import { indexInTenant, tenantKeys } from './scope.js';
 
-type Stored = Omit<Checkpoint, 'channels'>;
-
 /** Reads checkpoints (in the order of `ids`, missing ones left out) with their channels, in one script. */
 async function readMany(
   ctx: Ctx,
@@ -46,7 +44,11 @@ async function readMany(
     const d = records[i];
     const m = records[i + 1];
     if (d === null || d === undefined || m === null || m === undefined) continue;
-    out.push({ ...(JSON.parse(d) as Stored), channels: decoder.decode(JSON.parse(m) as Manifest) });
+    // The parsed record is this call's own: channels are set on it (on Node 20 a spread followed by a
+    // new key, `{ ...record, channels }`, costs twice the whole parse of the record).
+    const checkpoint = JSON.parse(d) as Checkpoint;
+    checkpoint.channels = decoder.decode(JSON.parse(m) as Manifest);
+    out.push(checkpoint);
   }
   return out;
 }
