@@ -18,9 +18,11 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import type { StateStore } from '../../store/types.js';
 import { runStates } from '../checkpoint/payload.js';
+import { median } from '../checkpoint/repeat.js';
 import { runSystem, SIZES, type SystemResult } from '../checkpoint/run.js';
 import type { Backend, SystemContext, SystemSpec } from '../checkpoint/system.js';
 import { agentstateDriver } from '../checkpoint/systems/agentstate.js';
+import { dropSchema } from '../checkpoint/systems/postgres.js';
 
 const USAGE = `usage: bench:builds --before DIR [--after DIR] [--stores memory,sqlite,postgres,redis] [--size small|full|tiny] [--repeat N]
   DIR        a checkout built with npm run build (default --after: this one)
@@ -53,7 +55,6 @@ function buildSystem(build: string, openStore: OpenStore, backend: Backend, urls
     backend,
     async open(context: SystemContext) {
       const name = `bench_builds_${build}_${context.tag}`;
-      const cleanUp = backend === 'postgres' || backend === 'redis';
       const url =
         backend === 'memory'
           ? 'memory:'
@@ -63,14 +64,15 @@ function buildSystem(build: string, openStore: OpenStore, backend: Backend, urls
               ? `${urls.postgres}${urls.postgres.includes('?') ? '&' : '?'}schema=${name}`
               : `${urls.redis}${urls.redis.includes('?') ? '&' : '?'}prefix=${name}`;
       const store = await openStore(url, backend === 'sqlite' ? { sqliteSynchronous: 'NORMAL' } : {});
-      const system = agentstateDriver(store, context.tag, async () => null, cleanUp);
+      // Closing drops the run's whole schema or keys: no checkpoint is pruned one by one first.
+      const system = agentstateDriver(store, context.tag, async () => null);
       return {
         ...system,
         async close() {
           await system.close();
           if (backend === 'postgres') {
             const pool = new pg.Pool({ connectionString: urls.postgres, max: 1 });
-            await pool.query(`DROP SCHEMA IF EXISTS "${name}" CASCADE`).finally(() => pool.end());
+            await dropSchema(pool, name).finally(() => pool.end());
           } else if (backend === 'redis') {
             const redis = new Redis(urls.redis, { lazyConnect: true });
             await redis.connect();
@@ -93,11 +95,6 @@ function buildSystem(build: string, openStore: OpenStore, backend: Backend, urls
 interface Urls {
   readonly postgres: string;
   readonly redis: string;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 type Ops = NonNullable<SystemResult['ops']>;

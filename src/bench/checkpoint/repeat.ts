@@ -5,7 +5,7 @@
 import type { OpStats } from './measure.js';
 import type { SystemResult } from './run.js';
 
-function median(values: readonly number[]): number {
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1

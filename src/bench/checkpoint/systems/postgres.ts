@@ -29,7 +29,7 @@ function schemaName(kind: string, connections: number, tag: string): string {
   return `agentstate_bench_${kind}${connections}_${tag}`;
 }
 
-async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
+export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
   await pool.end();
 }
