@@ -77,6 +77,21 @@ export class Journal {
     };
   }
 
+  /**
+   * Removes `count` entries this attempt recorded, from `index` on (a deferred commit that is never
+   * written); never entries recorded by an earlier process.
+   */
+  drop(index: number, count: number): void {
+    if (index < this.recorded.length || index + count > this.entries.length) {
+      throw new AgentStateError(
+        'internal',
+        `journal: entries ${index} to ${index + count - 1} cannot be dropped`,
+      );
+    }
+    this.entries.splice(index, count);
+    this.position -= count;
+  }
+
   /** True when the next recorded entry (if any) is of `kind`. */
   nextIs(kind: string): boolean {
     return this.position < this.recorded.length && this.recorded[this.position]?.k === kind;

@@ -49,6 +49,22 @@ export interface RunHeader extends RunIdentity {
   readonly input: string;
 }
 
+/** How long a deferred checkpoint waits for the run's next commit before it is sent on its own (ms). */
+export const DEFERRED_CHECKPOINT_MS = 50;
+
+/** A deferred checkpoint-only commit, recorded in the journal but not sent yet. */
+interface WaitingCheckpoint {
+  /** Sends it (once); its write is then in flight. */
+  readonly send: () => void;
+  /** Where its two journal entries (the commit's marker and result) are. */
+  readonly journalAt: number;
+  readonly step: number;
+  readonly parentId: string | null;
+  readonly timer: NodeJS.Timeout;
+  /** Left out of the journal by a final commit that did not succeed (yet): sent if the run fails. */
+  dropped: boolean;
+}
+
 export class RunContext<H extends RunIdentity = RunHeader> {
   readonly journal: Journal;
   private nextStep = 0;
@@ -66,6 +82,8 @@ export class RunContext<H extends RunIdentity = RunHeader> {
    * it and throws its error. Handled at once, so a run that fails first leaves no unhandled rejection.
    */
   private inFlight: Promise<void> | null = null;
+  /** A deferred checkpoint not sent yet (see `commit`). */
+  private waiting: WaitingCheckpoint | null = null;
   /**
    * The traceparent of this attempt's run span (null when not traced): kept in each checkpoint's metadata, so
    * an attempt that resumes the run links to this one.
@@ -129,8 +147,14 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     return this.read('clock', async () => this.clock.now());
   }
 
-  /** Waits for a deferred checkpoint's write (see `commit`) and throws its error, if it failed. */
-  async settle(): Promise<void> {
+  /** Sends a deferred checkpoint still waiting, waits for its write (see `commit`), throws its error. */
+  settle(): Promise<void> {
+    this.waiting?.send();
+    return this.inFlightDone();
+  }
+
+  /** Waits for the write in flight, if any, and throws its error. */
+  private async inFlightDone(): Promise<void> {
     const write = this.inFlight;
     this.inFlight = null;
     if (write !== null) await write;
@@ -140,11 +164,17 @@ export class RunContext<H extends RunIdentity = RunHeader> {
    * Writes `batch` and a checkpoint atomically (a checkpoint alone when `batch` is null), or replays the
    * commit when the journal shows it happened. `replayed` tells the caller which.
    *
-   * `deferred` (a checkpoint alone only): the write is sent and the run goes on without waiting for its
-   * round trip; the next commit waits for it first, and throws its error. Nothing outside the run sees the
-   * difference: the answer comes only after the final commit, and a side effect only after a commit that
-   * begins its action or, for an action an earlier run left behind, after `settle` (`executeTask`), so the
-   * checkpoint is stored before either, as it would be waited for.
+   * `deferred` (a checkpoint alone only): the commit is recorded and the run goes on without waiting for
+   * its write. The write is sent by the run's next commit, by `settle`, by the run's first stored event (a
+   * streamed text, `run.failed`) or after `DEFERRED_CHECKPOINT_MS`, whichever comes first; the next commit
+   * waits for it and throws its error. When the next commit is the run's final one (nothing stored in
+   * between), the deferred checkpoint is never written: the journal drops its entries, so the final
+   * checkpoint holds what a run without it would have recorded, and the turn writes once instead of twice.
+   * Nothing outside the run sees the difference: the answer comes only after the final commit, and a side
+   * effect only after a commit that begins its action or, for an action an earlier run left behind, after
+   * `settle` (`executeTask`), so the checkpoint is stored before either. A process killed before the final
+   * commit of a run that stored nothing leaves no run to resume: as if the run had not begun (a retry with
+   * the same input runs it).
    */
   async commit(
     label: string,
@@ -155,7 +185,10 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   ): Promise<{ result: CommitResult; replayed: boolean; recordedBy?: string }> {
     if (deferred && batch !== null)
       throw new AgentStateError('internal', `commit ${label}: only a checkpoint alone can be deferred`);
-    await this.settle();
+    const final = this.finalLabels.includes(label) ? this.finalEvent : null;
+    if (final !== null && batch !== null) this.dropWaiting();
+    else this.waiting?.send();
+    await this.inFlightDone();
     const marker = this.journal.replayMarker('commit') as CommitMarker | undefined;
     if (marker !== undefined) {
       this.nextStep = marker.step + 1;
@@ -176,8 +209,8 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       this.beforeFirstAction = null;
       await before?.();
     }
-    const final = this.finalLabels.includes(label) ? this.finalEvent : null;
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
+    const journalAt = this.journal.entries.length;
     const checkpointId = newId('checkpoint');
     const tp = traceparentOf();
     const mark: CommitMarker = {
@@ -229,19 +262,17 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       // its own: events are stored in the order they were taken (text taken by a flush queued after this
       // commit would otherwise be stored after the run's final event).
       if (batch === null) {
-        const taken = events(false);
-        const put = async (): Promise<void> => {
-          if (log === null) await this.store.putCheckpoint(this.scope, checkpoint);
-          else await this.store.commitTurn(this.scope, { checkpoint, ...taken });
+        // The events are taken when the write is sent (a deferred one's later: what the run added since).
+        const send = (): Promise<void> => {
+          const taken = events(false);
+          const put = async (): Promise<void> => {
+            if (log === null) await this.store.putCheckpoint(this.scope, checkpoint);
+            else await this.store.commitTurn(this.scope, { checkpoint, ...taken });
+          };
+          return inSpan('agentstate.checkpoint', traced, () => (log === null ? put() : log.serial(put)));
         };
-        const write = inSpan('agentstate.checkpoint', traced, () => (log === null ? put() : log.serial(put)));
-        if (deferred) {
-          const settled = write.then(() => undefined);
-          settled.catch(() => undefined);
-          this.inFlight = settled;
-        } else {
-          await write;
-        }
+        if (deferred) this.defer(send, { journalAt, step: mark.step, parentId: this.parentId });
+        else await send();
         summary = { session: null, tasks: [], actions: [], checkpoint_id: checkpointId };
       } else {
         const lease = label === 'turn' && this.freeWithFinalCommit?.held ? this.freeWithFinalCommit : null;
@@ -253,7 +284,12 @@ export class RunContext<H extends RunIdentity = RunHeader> {
         const write = () => this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken });
         const done = await inSpan('agentstate.checkpoint', traced, () =>
           log === null ? write() : log.serial(write),
-        );
+        ).catch((error: unknown) => {
+          // Not written: its events wait for the run's next write (a retry of the commit, `run.failed`).
+          if (log !== null && taken.events !== undefined) log.putBack(taken.events.items);
+          throw error;
+        });
+        if (final !== null) this.forgetWaiting();
         if (done.lease_released === true) lease?.releasedWith();
         this.appended.push(...done.messages);
         summary = {
@@ -278,6 +314,44 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       async () => summary as unknown as JsonValue,
     )) as unknown;
     return { result: result as CommitResult, replayed: false };
+  }
+
+  /** Holds a deferred checkpoint's write until it is needed (see `commit`). */
+  private defer(
+    send: () => Promise<void>,
+    at: Pick<WaitingCheckpoint, 'journalAt' | 'step' | 'parentId'>,
+  ): void {
+    const sendNow = (): void => {
+      if (this.waiting !== waiting) return;
+      this.forgetWaiting();
+      const settled = send().then(() => undefined);
+      settled.catch(() => undefined);
+      this.inFlight = settled;
+    };
+    const timer = setTimeout(sendNow, DEFERRED_CHECKPOINT_MS);
+    timer.unref();
+    const waiting: WaitingCheckpoint = { ...at, send: sendNow, timer, dropped: false };
+    this.waiting = waiting;
+    if (this.events !== null) this.events.beforeWrite = sendNow;
+  }
+
+  /** The run's final commit comes next: the waiting checkpoint leaves the journal, unwritten. */
+  private dropWaiting(): void {
+    const waiting = this.waiting;
+    if (waiting === null || waiting.dropped) return;
+    waiting.dropped = true;
+    clearTimeout(waiting.timer);
+    this.journal.drop(waiting.journalAt, 2);
+    this.nextStep = waiting.step;
+    this.parentId = waiting.parentId;
+    this.lastCheckpointId = waiting.parentId;
+  }
+
+  private forgetWaiting(): void {
+    if (this.waiting === null) return;
+    clearTimeout(this.waiting.timer);
+    this.waiting = null;
+    if (this.events !== null) this.events.beforeWrite = null;
   }
 
   private remember(result: CommitResult): void {

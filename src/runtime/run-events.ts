@@ -39,6 +39,12 @@ export class RunEventLog {
     this.flushChars = options.flushChars ?? DEFAULT_DELTA_FLUSH_CHARS;
   }
 
+  /**
+   * Called (once) before the log writes events on their own: the run's deferred checkpoint goes first, so
+   * no event is stored before the run's first checkpoint (run-context.ts `commit`).
+   */
+  beforeWrite: (() => void) | null = null;
+
   /** An event for the run's next write. */
   add(type: NewRunEvent['type'], data: JsonObject = {}): void {
     this.pending.push({ type, data });
@@ -66,6 +72,11 @@ export class RunEventLog {
       this.timer = setTimeout(() => this.flushSoon(), this.flushMs);
       this.timer.unref();
     }
+  }
+
+  /** Events taken for a write that did not happen: they wait for the next write, before any added since. */
+  putBack(events: readonly NewRunEvent[]): void {
+    this.pending = [...events, ...this.pending];
   }
 
   /** The waiting events, for a commit's batch; none wait after. */
@@ -103,6 +114,7 @@ export class RunEventLog {
 
   /** Sends the waiting events on their own (a stream's text, an event of a run that commits no more). */
   flush(): Promise<void> {
+    this.beforeWrite?.();
     const events = this.take();
     if (events.length === 0) return this.drain();
     return this.serial(() =>

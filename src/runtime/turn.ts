@@ -62,8 +62,9 @@ export interface RuntimeOptions {
   /** How the run's streamed text is merged into `message.delta` events (run-events.ts). */
   readonly events?: RunEventLogOptions;
   /**
-   * Called once the run's `run.started` event is stored or about to be (with the run's id): a caller that
-   * streams the run starts following its events from here.
+   * Called when the run starts, with its id: a caller that streams the run starts following its events from
+   * here. The `run.started` event is stored with the run's first write (its final commit, for a run that
+   * stores nothing before; at the latest ~50 ms in, see run-context.ts `commit`).
    */
   readonly onRun?: (runId: string) => void;
   /**

@@ -1,13 +1,16 @@
 /**
- * The run's first checkpoint is written while the run goes on (its round trip overlaps the model's work);
- * the next commit waits for it, a failed write fails the turn and stores nothing of it, and a run that fails
- * meanwhile lets its lease go only after the write landed.
+ * The run's first checkpoint is deferred: a run that stores nothing else before its final commit never
+ * writes it (one write per turn, not two); a run that takes longer, streams text or begins an action writes
+ * it first, while the run goes on (its round trip overlaps the model's work). The next commit waits for it,
+ * a failed write fails the turn and stores nothing of it, and a run that fails meanwhile lets its lease go
+ * only after the write landed.
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
-import { runTurn } from '../../src/runtime/turn.js';
+import { DEFERRED_CHECKPOINT_MS } from '../../src/runtime/run-context.js';
+import { runIdFor, runTurn } from '../../src/runtime/turn.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
 import { openSqliteStore } from '../../src/store/sqlite/index.js';
 import type { StateStore } from '../../src/store/types.js';
@@ -58,8 +61,11 @@ function gated(store: StateStore): { store: StateStore; gate: Gate } {
   return { store: proxy, gate: { events, open: (error) => release(error) } };
 }
 
-/** The rules model, logging each extraction; the gate opens from inside it (or it throws). */
-function watchedModel(gate: Gate, onExtract: () => void): Model {
+/**
+ * The rules model, logging each extraction; the gate opens from inside it (or it throws). `slowMs`: the
+ * extraction takes that long first (logged as `model.extract:done` when over), as a hosted model would.
+ */
+function watchedModel(gate: Gate, onExtract: () => void, slowMs = 0): Model {
   const model = createRulesModel();
   return new Proxy(model, {
     get(target, property, receiver) {
@@ -67,11 +73,20 @@ function watchedModel(gate: Gate, onExtract: () => void): Model {
       if (property !== 'extract' || typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
         gate.events.push('model.extract');
+        if (slowMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, slowMs));
+          gate.events.push('model.extract:done');
+        }
         onExtract();
         return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
       };
     },
   });
+}
+
+/** The kinds of a checkpoint's journal entries. */
+function journalKinds(channels: Record<string, unknown>): string[] {
+  return (channels.journal as { k: string }[]).map((entry) => entry.k);
 }
 
 async function setUp(name: string) {
@@ -84,9 +99,29 @@ async function setUp(name: string) {
 }
 
 describe('the run’s first checkpoint, deferred', () => {
-  it('is written while the model works, and stored before the final commit', async () => {
+  it('is never written when the final commit is the run’s first write', async () => {
+    const { sqlite, store, gate, scope, session, tools } = await setUp('folded');
+    const out = await runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight' });
+    expect(out.reply).toBe('Where are you flying from?');
+    expect(gate.events).not.toContain('putCheckpoint:sent');
+    expect(gate.events.filter((name) => name === 'commitTurn')).toHaveLength(1);
+    // The final checkpoint is the run's first: its journal holds what a run without the start records.
+    const checkpoints = await sqlite.listCheckpoints(scope, out.run_id);
+    expect(checkpoints.items.map((c) => [c.label, c.step, c.parent_id])).toEqual([['turn', 0, null]]);
+    const kinds = journalKinds(checkpoints.items[0]?.channels ?? {});
+    expect(kinds.filter((kind) => kind === 'commit')).toHaveLength(1);
+    expect(kinds.filter((kind) => kind === 'commit.result')).toHaveLength(0);
+    // Its events, all with the final commit: the run's start first, its end last, one checkpoint.
+    const types = (await sqlite.listRunEvents(scope, session.id, out.run_id)).map((event) => event.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.at(-1)).toBe('run.completed');
+    expect(types.filter((type) => type === 'checkpoint.created')).toHaveLength(1);
+    await sqlite.close();
+  });
+
+  it('is written while a slow model works, and stored before the final commit', async () => {
     const { sqlite, store, gate, scope, session, tools } = await setUp('overlap');
-    const model = watchedModel(gate, () => gate.open());
+    const model = watchedModel(gate, () => gate.open(), DEFERRED_CHECKPOINT_MS + 50);
     const out = await runTurn({
       ...runtimeOptions(store, scope, session.id, tools),
       models: createModelRegistry([model]),
@@ -94,21 +129,32 @@ describe('the run’s first checkpoint, deferred', () => {
     });
     expect(out.reply).toBe('Where are you flying from?');
     const sent = gate.events.indexOf('putCheckpoint:sent');
-    const extract = gate.events.indexOf('model.extract');
+    const extracted = gate.events.indexOf('model.extract:done');
     const stored = gate.events.indexOf('putCheckpoint:stored');
     const commit = gate.events.indexOf('commitTurn');
-    expect(sent).toBeGreaterThanOrEqual(0);
-    expect(extract).toBeGreaterThan(sent); // the run went on while the write was held
-    expect(stored).toBeGreaterThan(extract);
+    expect(sent).toBeGreaterThan(gate.events.indexOf('model.extract'));
+    expect(extracted).toBeGreaterThan(sent); // sent while the model worked, held by the gate
+    expect(stored).toBeGreaterThan(extracted);
     expect(commit).toBeGreaterThan(stored); // the final commit waited for it
     const checkpoints = await sqlite.listCheckpoints(scope, out.run_id);
-    expect(checkpoints.items.map((c) => c.label).sort()).toEqual(['start', 'turn']);
+    expect(checkpoints.items.map((c) => [c.label, c.step]).sort()).toEqual([
+      ['start', 0],
+      ['turn', 1],
+    ]);
+    // Its events: run.started went with the start, the rest with the final commit.
+    const events = await sqlite.listRunEvents(scope, session.id, out.run_id);
+    expect(events[0]?.type).toBe('run.started');
+    expect(events.at(-1)?.type).toBe('run.completed');
     await sqlite.close();
   });
 
   it('fails the turn when its write fails, and stores nothing of the turn', async () => {
     const { sqlite, store, gate, scope, session, tools } = await setUp('failed');
-    const model = watchedModel(gate, () => gate.open(new Error('the disk is full')));
+    const model = watchedModel(
+      gate,
+      () => gate.open(new Error('the disk is full')),
+      DEFERRED_CHECKPOINT_MS + 50,
+    );
     const failed = runTurn({
       ...runtimeOptions(store, scope, session.id, tools),
       models: createModelRegistry([model]),
@@ -124,6 +170,57 @@ describe('the run’s first checkpoint, deferred', () => {
       input: 'book a flight',
     });
     expect(next.reply).toBe('Where are you flying from?');
+    await sqlite.close();
+  });
+
+  it('is written when the final commit fails: the next turn with the same input finishes the run', async () => {
+    const sqlite = await openSqliteStore(join(temp.dir, 'final-failed.db'));
+    const scope = freshScope();
+    const session = await sqlite.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'final-failed.jsonl'));
+    const calls: string[] = [];
+    let failNext = true;
+    const failing = new Proxy(sqlite, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          const name = callName(property, args);
+          calls.push(name);
+          if (name === 'commitTurn' && failNext) {
+            failNext = false;
+            throw new Error('the connection dropped');
+          }
+          return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        };
+      },
+    });
+    const failed = runTurn({ ...runtimeOptions(failing, scope, session.id, tools), input: 'book a flight' });
+    await expect(failed).rejects.toThrow('the connection dropped');
+    // The run's start, written after the final commit failed: the run is there to be finished.
+    expect(calls.slice(calls.indexOf('commitTurn'))).toEqual([
+      'commitTurn',
+      'putCheckpoint',
+      'appendRunEvents',
+      'releaseLease',
+    ]);
+    const runs = await sqlite.listCheckpoints(scope, runIdFor(session.id, 0));
+    expect(runs.items.map((c) => c.label)).toEqual(['start']);
+    const events = await sqlite.listRunEvents(scope, session.id, runIdFor(session.id, 0));
+    expect(events.map((event) => event.type)).toEqual([
+      'run.started',
+      'message.delta',
+      'run.waiting',
+      'checkpoint.created',
+      'run.failed',
+    ]);
+    const next = await runTurn({
+      ...runtimeOptions(sqlite, scope, session.id, tools),
+      input: 'book a flight',
+    });
+    expect(next.resumed).toBe(true);
+    expect(next.reply).toBe('Where are you flying from?');
+    expect((await sqlite.listMessages(scope, session.id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     await sqlite.close();
   });
 

@@ -227,8 +227,9 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
       }
       // What a turn starts from comes with the session's head (its open tasks, and whether its run has a
       // checkpoint to resume from: none here, so no checkpoint read). (The first also reads the user's
-      // remembered preferences for the task it creates.)
-      const start = ['acquireLease', 'getSessionHead', 'putCheckpoint'];
+      // remembered preferences for the task it creates.) The run's first write is its final commit: its
+      // start checkpoint is never written.
+      const start = ['acquireLease', 'getSessionHead'];
       perTurn.forEach((calls, i) => {
         const before = calls.slice(0, calls.indexOf('commitTurn'));
         expect(before).toEqual(i === 0 ? [...start, 'listMemory'] : start);
