@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { openStore } from '../store/open.js';
+import { openStore as openThisBuildsStore } from '../store/open.js';
 import type { StateStore } from '../store/types.js';
 
 export interface BenchStore {
@@ -20,7 +20,14 @@ export interface BenchStore {
 
 export const BENCH_STORE_NAMES = ['sqlite', 'postgres', 'redis', 'memory'] as const;
 
-export async function openBenchStore(name: string, tag: string): Promise<BenchStore> {
+/** How a store is opened by URL: this build's `openStore`, or another build's (bench:turn --before). */
+export type StoreOpener = (url: string) => Promise<StateStore>;
+
+export async function openBenchStore(
+  name: string,
+  tag: string,
+  openStore: StoreOpener = openThisBuildsStore,
+): Promise<BenchStore> {
   const suffix = randomBytes(4).toString('hex');
   if (name === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), `agentstate-${tag}-`));
