@@ -1,10 +1,9 @@
 /** Checkpoints: a run's history of named channels; "newest" means most recently written. */
 import { isoAt } from '../../core/clock.js';
 import { newId } from '../../core/ids.js';
-import { isPlainJsonObject, type JsonObject } from '../../core/json.js';
+import { cloneJson, isPlainJsonObject, type JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import { checkpointPageStart } from '../shared/checkpoint-query.js';
-import { copyJson } from '../shared/json-copy.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import type { CheckpointQuery, NewCheckpoint, Page, ReadScope, Scope } from '../types.js';
 import { type CoreEnv, conflict, type Op, type WriteOp } from './context.js';
@@ -34,7 +33,7 @@ export function checkNewCheckpoint(env: CoreEnv, input: NewCheckpoint, path: str
       input.metadata === undefined
         ? {}
         : isPlainJsonObject(input.metadata)
-          ? copyJson(input.metadata as JsonObject)
+          ? cloneJson(input.metadata as JsonObject)
           : v.jsonObject(input.metadata, 'checkpoint.metadata'),
   };
 }

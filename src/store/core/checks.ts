@@ -5,7 +5,13 @@
 
 import { AgentStateError, invalidRequest } from '../../core/errors.js';
 import { type IdKind, isId } from '../../core/ids.js';
-import { assertPlainJson, assertPlainJsonObject, type JsonObject, type JsonValue } from '../../core/json.js';
+import {
+  assertPlainJson,
+  assertPlainJsonObject,
+  cloneJson,
+  type JsonObject,
+  type JsonValue,
+} from '../../core/json.js';
 import { MAX_MESSAGES_PER_APPEND, maxInteger, maxTextLength, messageIndex } from '../limits.js';
 import { refuseUnknownFields } from '../shared/known-fields.js';
 import type { ReadScope, Scope } from '../types.js';
@@ -130,7 +136,7 @@ export class Checks {
   /** The plain-JSON guard, with the adapter's name on the error. Returns a deep copy. */
   json(value: unknown, path: string): JsonValue {
     this.guard(value, path);
-    return structuredClone(value as JsonValue);
+    return cloneJson(value as JsonValue);
   }
 
   jsonObject(value: unknown, path: string): JsonObject {
@@ -139,7 +145,7 @@ export class Checks {
     } catch (error) {
       this.prefixed(error);
     }
-    return structuredClone(value);
+    return cloneJson(value);
   }
 
   /** Refuses a patch or input that is not an object, or (given `known`) one with a field not in it. */

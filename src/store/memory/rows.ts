@@ -2,6 +2,7 @@
  * The memory driver's reads and writes of one transaction: Maps and an undo log. Every record is copied on
  * the way in and on the way out, so nothing the core or a caller holds is shared with the tables.
  */
+import { cloneJson, type JsonValue } from '../../core/json.js';
 import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
 import { OPEN_TASK_STATES } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
@@ -21,7 +22,8 @@ import type {
 import type { ReadScope, Scope } from '../types.js';
 import { key, type Row, type StoredCheckpoint, type Tables, type Tx } from './tables.js';
 
-const copy = <T>(value: T): T => structuredClone(value);
+/** A copy of a stored row (records are plain JSON). */
+const copy = <T>(value: T): T => cloneJson(value as unknown as JsonValue) as unknown as T;
 const inScope = Checks.inScope;
 const userKey = (scope: Scope) => key(scope.tenant_id, scope.user_id);
 const runKey = (tenant: string, user: string, run: string) => key(tenant, user, run);

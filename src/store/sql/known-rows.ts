@@ -9,6 +9,7 @@
  *
  * Per store, the least recently stored first out past a bound; copies in and out (nothing kept is shared).
  */
+import { cloneJson, type JsonValue } from '../../core/json.js';
 import type { Action, MemoryItem, Session, Task } from '../../core/model.js';
 import type { ReadScope } from '../types.js';
 
@@ -18,6 +19,9 @@ const KNOWN_ROWS = 10_000;
 const KNOWN_LISTS = 1_000;
 const KNOWN_LIST_LENGTH = 100;
 
+/** A copy of a remembered row (records are plain JSON). */
+const copyRow = <T>(row: T): T => cloneJson(row as unknown as JsonValue) as unknown as T;
+
 class Recent<T> {
   private readonly rows = new Map<string, T>();
 
@@ -25,13 +29,13 @@ class Recent<T> {
 
   get(key: string): T | undefined {
     const row = this.rows.get(key);
-    return row === undefined ? undefined : structuredClone(row);
+    return row === undefined ? undefined : copyRow(row);
   }
 
   set(key: string, row: T): void {
     this.rows.delete(key);
     if (this.rows.size >= this.bound) this.rows.delete(this.rows.keys().next().value as string);
-    this.rows.set(key, structuredClone(row));
+    this.rows.set(key, copyRow(row));
   }
 
   delete(key: string): void {
