@@ -98,6 +98,15 @@ async function setUp(name: string) {
   return { sqlite, store, gate, scope, session, tools };
 }
 
+/** The next turn with the same input resumes the interrupted run and finishes it, once. */
+async function expectRunFinished(setup: Omit<Awaited<ReturnType<typeof setUp>>, 'store' | 'gate'>) {
+  const { sqlite, scope, session, tools } = setup;
+  const next = await runTurn({ ...runtimeOptions(sqlite, scope, session.id, tools), input: 'book a flight' });
+  expect(next.resumed).toBe(true);
+  expect(next.reply).toBe('Where are you flying from?');
+  expect((await sqlite.listMessages(scope, session.id)).map((m) => m.role)).toEqual(['user', 'assistant']);
+}
+
 describe('the run’s first checkpoint, deferred', () => {
   it('is never written when the final commit is the run’s first write', async () => {
     const { sqlite, store, gate, scope, session, tools } = await setUp('folded');
@@ -214,13 +223,7 @@ describe('the run’s first checkpoint, deferred', () => {
       'checkpoint.created',
       'run.failed',
     ]);
-    const next = await runTurn({
-      ...runtimeOptions(sqlite, scope, session.id, tools),
-      input: 'book a flight',
-    });
-    expect(next.resumed).toBe(true);
-    expect(next.reply).toBe('Where are you flying from?');
-    expect((await sqlite.listMessages(scope, session.id)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    await expectRunFinished({ sqlite, scope, session, tools });
     await sqlite.close();
   });
 
@@ -240,13 +243,7 @@ describe('the run’s first checkpoint, deferred', () => {
     expect(stored).toBeGreaterThan(gate.events.indexOf('model.extract'));
     expect(gate.events.indexOf('releaseLease')).toBeGreaterThan(stored);
     // What it stored is the interrupted run's start: the next turn with the same input finishes that run.
-    const next = await runTurn({
-      ...runtimeOptions(sqlite, scope, session.id, tools),
-      input: 'book a flight',
-    });
-    expect(next.resumed).toBe(true);
-    expect(next.reply).toBe('Where are you flying from?');
-    expect((await sqlite.listMessages(scope, session.id)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    await expectRunFinished({ sqlite, scope, session, tools });
     await sqlite.close();
   });
 
