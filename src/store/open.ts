@@ -17,6 +17,8 @@ export interface OpenStoreOptions extends StoreOptions {
   readonly sqliteCheckpointMs?: number;
   /** PostgreSQL: open every connection of the store's pool before it is returned (`warmPool`). */
   readonly postgresWarmPool?: boolean;
+  /** SQLite and PostgreSQL: checkpoint blob text kept in memory, in characters. Default 8 Mi; 0: none. */
+  readonly checkpointCacheChars?: number;
 }
 
 export async function openStore(

@@ -21,6 +21,8 @@
  *   Default 1000.
  * - `reclaimLockTimeoutMs`: how long a step of that reclaim (a VACUUM, an index rebuild, a drop of a
  *   half-built copy) waits for a lock before it gives up and leaves the table for the next sweep. Default 2000.
+ * - `checkpointCacheChars`: how much checkpoint data (characters of blob text) the store keeps in memory of
+ *   what it wrote and read, so a read fetches only the blobs it does not hold. Default 8 Mi; 0: none kept.
  * JSON values are stored as JSON text (not jsonb, which refuses \u0000 inside strings), so every plain-JSON
  * value round-trips unchanged; audit queries cast with `::jsonb`.
  */
@@ -51,6 +53,8 @@ export interface PostgresStoreOptions extends StoreOptions {
   readonly sessions?: (scope: ReadScope, id: string) => Promise<Session | null>;
   /** False: every call takes the store core's generic path, none of the driver's fast paths. Default true. */
   readonly fastPaths?: boolean;
+  /** Checkpoint blob text kept in memory, in characters. Default 8 Mi (BLOB_CACHE_CHARS); 0: none. */
+  readonly checkpointCacheChars?: number;
 }
 
 /** How long an idle connection of the store's own pool stays open (see `idleTimeoutMs`). */
@@ -118,6 +122,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
+  checks.intOption(options.checkpointCacheChars, 'checkpointCacheChars', undefined, 0);
   const ownPool =
     fromUrl === null
       ? null

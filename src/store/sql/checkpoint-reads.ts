@@ -1,9 +1,11 @@
 /**
- * Reading checkpoints back: their rows, then every blob of the manifests' append chains in one recursive
- * query, decoded with one ChannelDecoder per call, so a page of history parses each blob once.
+ * Reading checkpoints back: their rows, then every blob of the manifests' append chains that the store's
+ * blob cache does not hold, in one recursive query, decoded with one ChannelDecoder per call, so a page of
+ * history parses each blob once.
  */
 import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
+import type { BlobCache } from '../shared/blob-cache.js';
 import { type BlobRow, ChannelDecoder, type Manifest, manifestHashes } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import { scopeWhere } from './context.js';
@@ -69,8 +71,15 @@ export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string
   return blobs;
 }
 
-/** Rebuilds the checkpoints of `rows` (one read: one decoder per owner, each blob parsed once). */
-export async function decodeCheckpoints(q: SqlExecutor, rows: SqlRow[]): Promise<Checkpoint[]> {
+/**
+ * Rebuilds the checkpoints of `rows` (one read: one decoder per owner, each blob parsed once). Blobs held
+ * in `cache` are not read again; those read are added to it.
+ */
+export async function decodeCheckpoints(
+  q: SqlExecutor,
+  rows: SqlRow[],
+  cache: BlobCache,
+): Promise<Checkpoint[]> {
   const decoders = new Map<string, ChannelDecoder>();
   const manifests = rows.map((row) => JSON.parse(String(row.manifest)) as Manifest);
   const owners = new Map<string, { owner: [string, string, string]; hashes: Set<string> }>();
@@ -82,7 +91,14 @@ export async function decodeCheckpoints(q: SqlExecutor, rows: SqlRow[]): Promise
     owners.set(key, group);
   });
   for (const [key, group] of owners) {
-    decoders.set(key, new ChannelDecoder(await chainBlobs(q, group.owner, [...group.hashes])));
+    const blobs = new Map<string, BlobRow>();
+    const missing = cache.collect(key, group.hashes, blobs);
+    if (missing.length > 0) {
+      const read = await chainBlobs(q, group.owner, missing);
+      cache.add(key, read.values());
+      for (const [hash, blob] of read) blobs.set(hash, blob);
+    }
+    decoders.set(key, new ChannelDecoder(blobs));
   }
   return rows.map((row, i) => {
     const key = JSON.stringify([String(row.tenant_id), String(row.user_id), String(row.run_id)]);

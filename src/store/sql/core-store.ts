@@ -18,6 +18,9 @@ export class SqlCoreStore extends CoreStore {
     const driver = new SqlStoreDriver(name, sql, onClose, {
       fastPaths: options.fastPaths !== false,
       ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
+      ...(options.checkpointCacheChars === undefined
+        ? {}
+        : { checkpointCacheChars: options.checkpointCacheChars }),
     });
     super(driver, options);
     this.rows = driver;

@@ -26,14 +26,19 @@ const runKey = (c: { tenant_id: string; user_id: string; run_id: string }) =>
   JSON.stringify([c.tenant_id, c.user_id, c.run_id]);
 
 export function checkpointRows(env: SqlTxEnv): CheckpointRows {
-  const { q, lastCheckpoints, dialect } = env;
+  const { q, lastCheckpoints, dialect, blobCache } = env;
   return {
     async getCheckpoint(scope, id) {
-      return (await decodeCheckpoints(q, await selectCheckpointRows(q, scope, { id, limit: 1 })))[0] ?? null;
+      return (
+        (await decodeCheckpoints(q, await selectCheckpointRows(q, scope, { id, limit: 1 }), blobCache))[0] ??
+        null
+      );
     },
     async latestCheckpoint(scope, run_id) {
       return (
-        (await decodeCheckpoints(q, await selectCheckpointRows(q, scope, { run_id, limit: 1 })))[0] ?? null
+        (
+          await decodeCheckpoints(q, await selectCheckpointRows(q, scope, { run_id, limit: 1 }), blobCache)
+        )[0] ?? null
       );
     },
     async listCheckpoints(scope, run_id, page) {
@@ -42,7 +47,7 @@ export function checkpointRows(env: SqlTxEnv): CheckpointRows {
         limit: page.limit,
         ...(page.before === null ? {} : { before_id: page.before }),
       });
-      return decodeCheckpoints(q, rows);
+      return decodeCheckpoints(q, rows, blobCache);
     },
     async insertCheckpoint(c: Checkpoint) {
       return dialect.name === 'postgres' ? insertInOneStatement(env, c) : insertInTransaction(env, c);
@@ -103,7 +108,10 @@ async function newest(q: SqlExecutor, c: Checkpoint): Promise<WrittenCheckpoint 
  * the id is free. When it is gone, the run's newest checkpoint is read and the put encoded against that.
  * A first checkpoint (no parent) of a run this store knows nothing of is stored whole, with nothing read.
  */
-async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
+async function insertInTransaction(
+  { q, lastCheckpoints, blobCache }: SqlTxEnv,
+  c: Checkpoint,
+): Promise<boolean> {
   const key = runKey(c);
   const memo = runMemo(key);
   let last = lastCheckpoints.get(key) ?? (c.parent_id === null ? null : await newest(q, c));
@@ -135,6 +143,7 @@ async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoi
             ON CONFLICT (tenant_id, user_id, run_id, hash) DO NOTHING`,
           blobParams(c, blobs),
         );
+        blobCache.add(key, blobs);
       }
       lastCheckpoints.set(key, { id: c.id, manifest });
       return true;
@@ -155,7 +164,10 @@ async function insertInTransaction({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoi
  * older checkpoint than the newest is still whole: it only stores more. When the one it was encoded
  * against is gone, the put is encoded whole.
  */
-async function insertInOneStatement({ q, lastCheckpoints }: SqlTxEnv, c: Checkpoint): Promise<boolean> {
+async function insertInOneStatement(
+  { q, lastCheckpoints, blobCache }: SqlTxEnv,
+  c: Checkpoint,
+): Promise<boolean> {
   const key = runKey(c);
   // A first checkpoint (no parent) of a run this store knows nothing of is stored whole, with nothing read.
   let last = lastCheckpoints.get(key) ?? (c.parent_id === null ? null : await newest(q, c));
@@ -182,6 +194,7 @@ async function insertInOneStatement({ q, lastCheckpoints }: SqlTxEnv, c: Checkpo
       [...guardParams, ...blobParams(c, blobs), ...rowParams(c, manifest)],
     );
     if (inserted === 1) {
+      blobCache.add(key, blobs);
       lastCheckpoints.set(key, { id: c.id, manifest });
       return true;
     }

@@ -5,6 +5,7 @@
 
 import { OPEN_TASK_STATES, type Session } from '../../core/model.js';
 import type { DriverFastPaths, DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
+import { BlobCache } from '../shared/blob-cache.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
 import type { ReadScope, StoreCapabilities } from '../types.js';
@@ -28,11 +29,14 @@ export interface SqlDriverOptions {
    * action or checkpoint names); this database stores none.
    */
   readonly sessions?: (scope: ReadScope, id: string) => Promise<Session | null>;
+  /** Checkpoint blob text kept in memory of what this store wrote and read, in characters (default 8 Mi). */
+  readonly checkpointCacheChars?: number;
 }
 
 export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   readonly capabilities: StoreCapabilities = { multiProcess: true, durable: true };
   private readonly lastCheckpoints = new LastCheckpoints();
+  private readonly blobCache: BlobCache;
   private key: Promise<Buffer> | null = null;
   readonly fast: DriverFastPaths | undefined;
   /** True with optimistic writes: their reads inside a transaction do not see its own writes. */
@@ -50,6 +54,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   ) {
     super(sql);
     this.sessions = options.sessions;
+    this.blobCache = new BlobCache(options.checkpointCacheChars);
     this.optimistic = options.fastPaths !== false && sql.optimistic !== undefined;
     this.listsAfterCommit = this.optimistic;
     // SQLite answers in-process: the generic path's reads cost what one statement would.
@@ -114,6 +119,7 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
       seen: write ? new Map() : null,
       sessions: this.sessions,
       lastCheckpoints: this.lastCheckpoints,
+      blobCache: this.blobCache,
     };
   }
 

@@ -7,6 +7,7 @@ export type KeptRow =
   | { readonly kind: 'task'; readonly row: Task; readonly previous: Task | null }
   | { readonly kind: 'memory'; readonly row: MemoryItem };
 
+import type { BlobCache } from '../shared/blob-cache.js';
 import type { ReadScope } from '../types.js';
 import type { LastCheckpoints } from './context.js';
 import type { DeferredWrites, SqlDialect, SqlExecutor } from './executor.js';
@@ -54,6 +55,8 @@ export interface SqlTxEnv {
   readonly sessions: ((scope: ReadScope, id: string) => Promise<Session | null>) | undefined;
   /** The last checkpoint this store wrote in each run: the manifest a put encodes against. */
   readonly lastCheckpoints: LastCheckpoints;
+  /** The checkpoint blobs this store wrote or read recently: a read fetches only the others. */
+  readonly blobCache: BlobCache;
   /** With `deferred`: the rows the store knows, read instead of the database and held unchanged. */
   readonly known: KnownUse | null;
   /** With optimistic writes: the rows the store knows, told the memory items its reads find. */

@@ -9,6 +9,8 @@
  * - `sqliteCheckpointMs`: WAL checkpoints run in a worker thread, so no request waits for one: after every
  *   128 commits and at least this often (ms); 0 leaves them to the connection that commits, as SQLite does
  *   by default. Default 1000.
+ * - `checkpointCacheChars`: how much checkpoint data (characters of blob text) the store keeps in memory of
+ *   what it wrote and read, so a read fetches only the blobs it does not hold. Default 8 Mi; 0: none kept.
  */
 import { storeUnavailable } from '../../core/errors.js';
 import { Checks } from '../core/checks.js';
@@ -26,6 +28,8 @@ export interface SqliteStoreOptions extends StoreOptions {
   readonly sqliteBusyTimeoutMs?: number;
   /** WAL checkpoints in a worker thread every 128 commits and this many ms; 0: by the committing connection. Default 1000. */
   readonly sqliteCheckpointMs?: number;
+  /** Checkpoint blob text kept in memory, in characters. Default 8 Mi (BLOB_CACHE_CHARS); 0: none. */
+  readonly checkpointCacheChars?: number;
 }
 
 export const DEFAULT_SQLITE_CHECKPOINT_MS = 1000;
@@ -55,6 +59,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   if (options.defaultSessionTtlSeconds !== undefined) {
     checks.positiveInt(options.defaultSessionTtlSeconds, 'defaultSessionTtlSeconds');
   }
+  checks.intOption(options.checkpointCacheChars, 'checkpointCacheChars', undefined, 0);
   let driver: ReturnType<typeof openSqliteDriver>;
   try {
     driver = openSqliteDriver(path, { synchronous, busyTimeoutMs, backgroundCheckpointMs });

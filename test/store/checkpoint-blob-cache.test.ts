@@ -1,0 +1,159 @@
+/**
+ * The SQL stores' checkpoint blob cache: a read fetches only the blobs the store does not hold. A run's
+ * latest checkpoint after this store's own puts is read with its row alone; a store that did not write it
+ * reads the blobs once, then holds them; a cache smaller than a run's append chain, or none at all, still
+ * reads every checkpoint back exactly (the checkpoint concerns of the conformance suite run on both).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { JsonObject } from '../../src/core/json.js';
+import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { BlobCache } from '../../src/store/shared/blob-cache.js';
+import type { BlobRow } from '../../src/store/shared/checkpoint-codec.js';
+import { statementsSent } from '../../src/store/sql/executor.js';
+import { openSqliteStore } from '../../src/store/sqlite/index.js';
+import type { StateStore } from '../../src/store/types.js';
+import { checkpointHistoryTests } from '../../src/testing/conformance/checkpoint-history.js';
+import { checkpointTests } from '../../src/testing/conformance/checkpoints.js';
+import { useStore } from '../../src/testing/conformance/context.js';
+import { countingPool, freshSchemas, schemaUrl } from './postgres-env.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'agentstate-blob-cache-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const freshSchema = freshSchemas();
+
+const blob = (hash: string, base: string | null, data: string): BlobRow => ({ hash, base, data });
+
+describe('BlobCache', () => {
+  it('follows a chain through its bases and names where it leaves the cache', () => {
+    const cache = new BlobCache(1000);
+    cache.add('run', [blob('a1', null, '[1]'), blob('a2', 'a1', '[2]'), blob('a4', 'a3', '[4]')]);
+    const into = new Map<string, BlobRow>();
+    expect(cache.collect('run', ['a2'], into)).toEqual([]);
+    expect([...into.keys()]).toEqual(['a2', 'a1']);
+    const more = new Map<string, BlobRow>();
+    expect(cache.collect('run', ['a4', 'zz'], more)).toEqual(['a3', 'zz']);
+    expect([...more.keys()]).toEqual(['a4']);
+    // Another run's blobs are not this run's, whatever their hash.
+    expect(cache.collect('other', ['a1'], new Map())).toEqual(['a1']);
+  });
+
+  it('drops the least recently used past its bound, and keeps no blob larger than the bound', () => {
+    const cache = new BlobCache(10);
+    cache.add('run', [blob('x', null, '1234'), blob('y', null, '5678')]);
+    cache.collect('run', ['x'], new Map()); // x is now the most recently used
+    cache.add('run', [blob('z', null, 'abcd')]);
+    expect(cache.size).toBe(8);
+    expect(cache.collect('run', ['x', 'y', 'z'], new Map())).toEqual(['y']);
+    cache.add('run', [blob('big', null, 'a'.repeat(11))]);
+    expect(cache.collect('run', ['big'], new Map())).toEqual(['big']);
+    expect(new BlobCache(0).collect('run', ['x'], new Map())).toEqual(['x']);
+  });
+});
+
+/** Step i of a run: a list growing by one element, longer than the chain-depth cap, and a counter. */
+function step(i: number): JsonObject {
+  return { messages: Array.from({ length: i + 1 }, (_, k) => ({ k, text: `message ${k}` })), counter: i };
+}
+
+async function writeRun(store: StateStore, run: string, steps: number): Promise<void> {
+  const scope = { tenant_id: 'tenant', user_id: 'user' };
+  for (let i = 0; i < steps; i++)
+    await store.putCheckpoint(scope, { run_id: run, step: i, channels: step(i) });
+}
+
+/** The statements a latest-checkpoint read sends, and what it reads. */
+async function latestRead(store: StateStore, run: string, sent: () => number) {
+  const before = sent();
+  const checkpoint = await store.latestCheckpoint({ tenant_id: 'tenant', user_id: 'user' }, run);
+  return { statements: sent() - before, channels: checkpoint?.channels };
+}
+
+describe('SQLite: reads fetch only the blobs the store does not hold', () => {
+  const sent = () => statementsSent.sqlite;
+
+  it("reads a run's latest checkpoint after its own puts with the row alone; another store once with its blobs", async () => {
+    const file = join(dir, 'latest.db');
+    const writer = await openSqliteStore(file);
+    const reader = await openSqliteStore(file);
+    await writeRun(writer, 'run-a', 24);
+    expect(await latestRead(writer, 'run-a', sent)).toEqual({ statements: 1, channels: step(23) });
+    expect(await latestRead(reader, 'run-a', sent)).toEqual({ statements: 2, channels: step(23) });
+    expect(await latestRead(reader, 'run-a', sent)).toEqual({ statements: 1, channels: step(23) });
+    // The writer's next put is read by the reader with only the new blobs fetched; values are fresh copies.
+    await writer.putCheckpoint(
+      { tenant_id: 'tenant', user_id: 'user' },
+      { run_id: 'run-a', step: 24, channels: step(24) },
+    );
+    const next = await latestRead(reader, 'run-a', sent);
+    expect(next).toEqual({ statements: 2, channels: step(24) });
+    (next.channels?.messages as JsonObject[] | undefined)?.push({ k: -1 });
+    expect(await latestRead(reader, 'run-a', sent)).toEqual({ statements: 1, channels: step(24) });
+    await writer.close();
+    await reader.close();
+  });
+
+  it('with checkpointCacheChars 0 every read fetches its blobs', async () => {
+    const store = await openSqliteStore(join(dir, 'none.db'), { checkpointCacheChars: 0 });
+    await writeRun(store, 'run-b', 3);
+    expect(await latestRead(store, 'run-b', sent)).toEqual({ statements: 2, channels: step(2) });
+    await store.close();
+  });
+
+  it('refuses a checkpointCacheChars that is not a whole number of at least 0, and opens nothing', async () => {
+    const file = join(dir, 'refused.db');
+    for (const bad of [-1, 1.5, '8']) {
+      await expect(openSqliteStore(file, { checkpointCacheChars: bad as number })).rejects.toThrow(
+        /checkpointCacheChars/,
+      );
+    }
+  });
+});
+
+describe('PostgreSQL: reads fetch only the blobs the store does not hold', () => {
+  it("reads a run's latest checkpoint after its own puts in one round trip; another store once in two", async () => {
+    const schema = freshSchema();
+    const { pool, counter } = countingPool(1);
+    const writer = await openPostgresStore({ pool, schema });
+    const { pool: readerPool, counter: readerCounter } = countingPool(1);
+    const countedReader = await openPostgresStore({ pool: readerPool, schema });
+    await writeRun(writer, 'run-c', 20);
+    expect(await latestRead(writer, 'run-c', () => counter.statements)).toEqual({
+      statements: 1,
+      channels: step(19),
+    });
+    const sent = () => readerCounter.statements;
+    expect(await latestRead(countedReader, 'run-c', sent)).toEqual({ statements: 2, channels: step(19) });
+    expect(await latestRead(countedReader, 'run-c', sent)).toEqual({ statements: 1, channels: step(19) });
+    for (const store of [writer, countedReader]) await store.close();
+    await pool.end();
+    await readerPool.end();
+  });
+});
+
+for (const [name, chars] of [
+  ['no cache', 0],
+  ['a cache smaller than a run', 600],
+] as const) {
+  describe(`checkpoint conformance with ${name}`, () => {
+    describe('sqlite', () => {
+      const t = useStore({
+        open: (clock) =>
+          openSqliteStore(join(dir, `small-${chars}.db`), { clock, checkpointCacheChars: chars }),
+      });
+      checkpointTests(t);
+      checkpointHistoryTests(t);
+    });
+    describe('postgres', () => {
+      const schema = freshSchema();
+      const t = useStore({
+        open: (clock) =>
+          openPostgresStore({ url: schemaUrl(schema), clock, max: 2, checkpointCacheChars: chars }),
+      });
+      checkpointTests(t);
+      checkpointHistoryTests(t);
+    });
+  });
+}
