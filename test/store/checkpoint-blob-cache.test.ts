@@ -1,8 +1,9 @@
 /**
  * The SQL stores' checkpoint blob cache: a read fetches only the blobs the store does not hold. A run's
  * latest checkpoint after this store's own puts is read with its row alone; a store that did not write it
- * reads the blobs once, then holds them; a cache smaller than a run's append chain, or none at all, still
- * reads every checkpoint back exactly (the checkpoint concerns of the conformance suite run on both).
+ * reads the blobs once, then holds them, and a checkpoint read alone leaves its whole values kept (handed
+ * out as copies); a cache smaller than a run's append chain, or none at all, still reads every checkpoint
+ * back exactly (the checkpoint concerns of the conformance suite run on both).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,6 +51,25 @@ describe('BlobCache', () => {
     cache.add('run', [blob('big', null, 'a'.repeat(11))]);
     expect(cache.collect('run', ['big'], new Map())).toEqual(['big']);
     expect(new BlobCache(0).collect('run', ['x'], new Map())).toEqual(['x']);
+  });
+
+  it('keeps the whole value of a checkpoint read alone, and hands out copies of it', () => {
+    const cache = new BlobCache(1000);
+    cache.add('run', [blob('w', null, '[{"a":1}]'), blob('x', 'w', '[{"b":2}]')]);
+    const blobs = new Map<string, BlobRow>();
+    expect(cache.collect('run', ['x'], blobs, true)).toEqual([]);
+    const first = cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, blobs);
+    expect(first).toEqual({ list: [{ a: 1 }, { b: 2 }] });
+    // Blob text 18 characters, and the whole values of w (9) and x (18).
+    expect(cache.size).toBe(18 + 9 + 18);
+    (first.list as JsonObject[])[0]!.a = 'changed';
+    // The whole value is kept: its chain is not needed, and the copy handed out before changed nothing.
+    const none = new Map<string, BlobRow>();
+    expect(cache.collect('run', ['x'], none, true)).toEqual([]);
+    expect([...none.keys()]).toEqual(['x']);
+    expect(cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, new Map())).toEqual({
+      list: [{ a: 1 }, { b: 2 }],
+    });
   });
 });
 

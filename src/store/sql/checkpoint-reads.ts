@@ -73,14 +73,16 @@ export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string
 
 /**
  * Rebuilds the checkpoints of `rows` (one read: one decoder per owner, each blob parsed once). Blobs held
- * in `cache` are not read again; those read are added to it.
+ * in `cache` are not read again; those read are added to it. A checkpoint read alone takes its channels
+ * from the whole values the cache keeps (copied), and leaves them kept.
  */
 export async function decodeCheckpoints(
   q: SqlExecutor,
   rows: SqlRow[],
   cache: BlobCache,
 ): Promise<Checkpoint[]> {
-  const decoders = new Map<string, ChannelDecoder>();
+  const alone = rows.length === 1 && cache.enabled;
+  const decoders = new Map<string, (manifest: Manifest) => JsonObject>();
   const manifests = rows.map((row) => JSON.parse(String(row.manifest)) as Manifest);
   const owners = new Map<string, { owner: [string, string, string]; hashes: Set<string> }>();
   rows.forEach((row, i) => {
@@ -92,17 +94,22 @@ export async function decodeCheckpoints(
   });
   for (const [key, group] of owners) {
     const blobs = new Map<string, BlobRow>();
-    const missing = cache.collect(key, group.hashes, blobs);
+    const missing = cache.collect(key, group.hashes, blobs, alone);
     if (missing.length > 0) {
       const read = await chainBlobs(q, group.owner, missing);
       cache.add(key, read.values());
       for (const [hash, blob] of read) blobs.set(hash, blob);
     }
-    decoders.set(key, new ChannelDecoder(blobs));
+    if (alone) {
+      decoders.set(key, (manifest) => cache.decodeOne(key, manifest, blobs));
+    } else {
+      const decoder = new ChannelDecoder(blobs);
+      decoders.set(key, (manifest) => decoder.decode(manifest));
+    }
   }
   return rows.map((row, i) => {
     const key = JSON.stringify([String(row.tenant_id), String(row.user_id), String(row.run_id)]);
-    const decoder = decoders.get(key) as ChannelDecoder;
+    const decode = decoders.get(key) as (manifest: Manifest) => JsonObject;
     return {
       id: String(row.id),
       tenant_id: String(row.tenant_id),
@@ -113,7 +120,7 @@ export async function decodeCheckpoints(
       step: Number(row.step),
       parent_id: row.parent_id === null ? null : String(row.parent_id),
       label: String(row.label),
-      channels: decoder.decode(manifests[i] as Manifest) as JsonObject,
+      channels: decode(manifests[i] as Manifest),
       metadata: JSON.parse(String(row.metadata)) as JsonObject,
       created_at: String(row.created_at),
     };
