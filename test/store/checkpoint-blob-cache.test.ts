@@ -1,5 +1,5 @@
 /**
- * The SQL stores' checkpoint blob cache: a read fetches only the blobs the store does not hold. A run's
+ * The stores' checkpoint blob cache: a read fetches only the blobs the store does not hold. A run's
  * latest checkpoint after this store's own puts is read with its row alone; a store that did not write it
  * reads the blobs once, then holds them, and a checkpoint read alone leaves its whole values kept (handed
  * out as copies); a cache smaller than a run's append chain, or none at all, still reads every checkpoint
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
+import { openRedisStore } from '../../src/store/redis/index.js';
 import { BlobCache } from '../../src/store/shared/blob-cache.js';
 import type { BlobRow } from '../../src/store/shared/checkpoint-codec.js';
 import { statementsSent } from '../../src/store/sql/executor.js';
@@ -20,10 +21,13 @@ import { checkpointHistoryTests } from '../../src/testing/conformance/checkpoint
 import { checkpointTests } from '../../src/testing/conformance/checkpoints.js';
 import { useStore } from '../../src/testing/conformance/context.js';
 import { countingPool, freshSchemas, schemaUrl } from './postgres-env.js';
+import { REDIS_URL, randomPrefix, removePrefix } from './redis-env.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'agentstate-blob-cache-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const freshSchema = freshSchemas();
+const redisPrefix = randomPrefix();
+afterAll(() => removePrefix(redisPrefix));
 
 const blob = (hash: string, base: string | null, data: string): BlobRow => ({ hash, base, data });
 
@@ -57,17 +61,19 @@ describe('BlobCache', () => {
     const cache = new BlobCache(1000);
     cache.add('run', [blob('w', null, '[{"a":1}]'), blob('x', 'w', '[{"b":2}]')]);
     const blobs = new Map<string, BlobRow>();
-    expect(cache.collect('run', ['x'], blobs, true)).toEqual([]);
-    const first = cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, blobs);
+    expect(cache.collect('run', ['x'], blobs, new Map())).toEqual([]);
+    const first = cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, blobs, new Map());
     expect(first).toEqual({ list: [{ a: 1 }, { b: 2 }] });
     // Blob text 18 characters, and the whole values of w (9) and x (18).
     expect(cache.size).toBe(18 + 9 + 18);
     (first.list as JsonObject[])[0]!.a = 'changed';
     // The whole value is kept: its chain is not needed, and the copy handed out before changed nothing.
     const none = new Map<string, BlobRow>();
-    expect(cache.collect('run', ['x'], none, true)).toEqual([]);
+    const wholes = new Map();
+    expect(cache.collect('run', ['x'], none, wholes)).toEqual([]);
     expect([...none.keys()]).toEqual(['x']);
-    expect(cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, new Map())).toEqual({
+    expect([...wholes.keys()]).toEqual(['x']);
+    expect(cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, new Map(), wholes)).toEqual({
       list: [{ a: 1 }, { b: 2 }],
     });
   });
@@ -153,6 +159,36 @@ describe('PostgreSQL: reads fetch only the blobs the store does not hold', () =>
   });
 });
 
+describe('Redis: reads are not sent the blobs the store holds', () => {
+  it("reads what another store wrote, and each next checkpoint, exactly; copies handed out are the caller's", async () => {
+    const writer = await openRedisStore(REDIS_URL, { prefix: redisPrefix });
+    const reader = await openRedisStore(REDIS_URL, { prefix: redisPrefix });
+    const scope = { tenant_id: 'tenant', user_id: 'user' };
+    await writeRun(writer, 'run-d', 20);
+    for (const store of [writer, reader, reader])
+      expect((await store.latestCheckpoint(scope, 'run-d'))?.channels).toEqual(step(19));
+    for (let i = 20; i < 40; i++) {
+      await writer.putCheckpoint(scope, { run_id: 'run-d', step: i, channels: step(i) });
+      const read = await reader.latestCheckpoint(scope, 'run-d');
+      expect(read?.channels).toEqual(step(i));
+      (read?.channels.messages as JsonObject[] | undefined)?.pop();
+      expect((await writer.latestCheckpoint(scope, 'run-d'))?.channels).toEqual(step(i));
+    }
+    const page = await reader.listCheckpoints(scope, 'run-d', { limit: 40 });
+    expect(page.items.map((checkpoint) => checkpoint.channels)).toEqual(
+      Array.from({ length: 40 }, (_, i) => step(39 - i)),
+    );
+    await writer.close();
+    await reader.close();
+  });
+
+  it('refuses a checkpointCacheChars that is not a whole number of at least 0', async () => {
+    await expect(
+      openRedisStore(REDIS_URL, { prefix: redisPrefix, checkpointCacheChars: -1 }),
+    ).rejects.toThrow(/checkpointCacheChars/);
+  });
+});
+
 for (const [name, chars] of [
   ['no cache', 0],
   ['a cache smaller than a run', 600],
@@ -171,6 +207,14 @@ for (const [name, chars] of [
       const t = useStore({
         open: (clock) =>
           openPostgresStore({ url: schemaUrl(schema), clock, max: 2, checkpointCacheChars: chars }),
+      });
+      checkpointTests(t);
+      checkpointHistoryTests(t);
+    });
+    describe('redis', () => {
+      const t = useStore({
+        open: (clock) =>
+          openRedisStore(REDIS_URL, { clock, prefix: redisPrefix, checkpointCacheChars: chars }),
       });
       checkpointTests(t);
       checkpointHistoryTests(t);

@@ -4,6 +4,7 @@
  * One script reads any number of checkpoints with every blob of their chains.
  */
 import type { Checkpoint } from '../../core/model.js';
+import type { Wholes } from '../shared/blob-cache.js';
 import {
   type BlobRow,
   ChannelDecoder,
@@ -18,7 +19,11 @@ import type { UserKeys } from './keys.js';
 import type { Ctx } from './plan.js';
 import { indexInTenant, tenantKeys } from './scope.js';
 
-/** Reads checkpoints (in the order of `ids`, missing ones left out) with their channels, in one script. */
+/**
+ * Reads checkpoints (in the order of `ids`, missing ones left out) with their channels, in one script. The
+ * blobs this store holds of the run's last manifest are named to the script, which sends the others; a
+ * checkpoint read alone takes its channels from the whole values the store keeps.
+ */
 async function readMany(
   ctx: Ctx,
   keys: UserKeys,
@@ -26,19 +31,27 @@ async function readMany(
   ids: readonly string[],
 ): Promise<Checkpoint[]> {
   if (ids.length === 0) return [];
+  const cache = ctx.checkpointBlobs;
+  const runKey = keys.base + run;
+  const wholes: Wholes | undefined = ids.length === 1 && cache.enabled ? new Map() : undefined;
+  const blobs = cache.heldOfLast(runKey, wholes);
   const [records, flatBlobs] = (await ctx.scripts.checkpointRead(
     ids.length + 1,
     keys.runBlobs(run),
     ...ids.map((id) => keys.checkpoint(id)),
+    ...blobs.keys(),
   )) as [(string | null)[], string[]];
-  const blobs = new Map<string, BlobRow>();
+  const read: BlobRow[] = [];
   for (let i = 0; i < flatBlobs.length; i += 2) {
     const hash = flatBlobs[i] as string;
     const value = flatBlobs[i + 1] as string;
     const bar = value.indexOf('|');
-    blobs.set(hash, { hash, base: bar === 0 ? null : value.slice(0, bar), data: value.slice(bar + 1) });
+    const blob = { hash, base: bar === 0 ? null : value.slice(0, bar), data: value.slice(bar + 1) };
+    read.push(blob);
+    blobs.set(hash, blob);
   }
-  const decoder = new ChannelDecoder(blobs);
+  cache.add(runKey, read);
+  const decoder = wholes === undefined ? new ChannelDecoder(blobs) : null;
   const out: Checkpoint[] = [];
   for (let i = 0; i < records.length; i += 2) {
     const d = records[i];
@@ -47,7 +60,12 @@ async function readMany(
     // The parsed record is this call's own: channels are set on it (on Node 20 a spread followed by a
     // new key, `{ ...record, channels }`, costs twice the whole parse of the record).
     const checkpoint = JSON.parse(d) as Checkpoint;
-    checkpoint.channels = decoder.decode(JSON.parse(m) as Manifest);
+    const manifest = JSON.parse(m) as Manifest;
+    if (i === 0) cache.noteManifest(runKey, manifest);
+    checkpoint.channels =
+      decoder === null
+        ? cache.decodeOne(runKey, manifest, blobs, wholes as Wholes)
+        : decoder.decode(manifest);
     out.push(checkpoint);
   }
   return out;
@@ -109,6 +127,9 @@ export class CheckpointRows extends ActionRows {
     const previous = manifestJson === null ? null : (JSON.parse(manifestJson) as Manifest);
     const memo = runMemo(JSON.stringify([stored.tenant_id, stored.user_id, run]));
     const { manifest, blobs } = encodeChannels(channels, previous, memo);
+    const runKey = keys.base + run;
+    ctx.checkpointBlobs.add(runKey, blobs);
+    ctx.checkpointBlobs.noteManifest(runKey, manifest);
     const manifestText = JSON.stringify(manifest);
     const fields: Record<string, string> = { m: manifestText, run };
     if (stored.task_id !== null) fields.task = stored.task_id;

@@ -6,6 +6,7 @@
 import { systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
 import { createStateStore } from '../core/create-store.js';
+import { BlobCache } from '../shared/blob-cache.js';
 import type { StateStore, StoreOptions } from '../types.js';
 import { ADAPTER, type ConnectOptions, connectClient, createClient } from './client.js';
 import { RedisDriver } from './driver.js';
@@ -13,6 +14,8 @@ import { RedisDriver } from './driver.js';
 export interface RedisStoreOptions extends StoreOptions, ConnectOptions {
   /** Namespace of every key. Default `agentstate`, or the URL's `?prefix=`. */
   readonly prefix?: string;
+  /** Checkpoint blob text kept in memory, in characters. Default 8 Mi (BLOB_CACHE_CHARS); 0: none. */
+  readonly checkpointCacheChars?: number;
 }
 
 export const DEFAULT_PREFIX = 'agentstate';
@@ -66,8 +69,20 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   if (!PREFIX.test(prefix)) {
     throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
   }
+  const cacheChars = options.checkpointCacheChars;
+  if (cacheChars !== undefined && !(Number.isSafeInteger(cacheChars) && cacheChars >= 0)) {
+    throw invalidRequest(
+      `[redis] checkpointCacheChars must be an integer >= 0, got ${JSON.stringify(cacheChars) ?? String(cacheChars)}`,
+    );
+  }
   const { redis, scripts } = createClient(connection, options, cluster);
-  const driver = new RedisDriver({ redis, scripts, prefix, clock: options.clock ?? systemClock });
+  const driver = new RedisDriver({
+    redis,
+    scripts,
+    prefix,
+    clock: options.clock ?? systemClock,
+    checkpointBlobs: new BlobCache(cacheChars),
+  });
   // The store checks its options before the connection is made.
   const store = createStateStore(driver, options);
   await connectClient(redis, ADAPTER, cluster ? null : db);

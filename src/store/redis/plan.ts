@@ -9,6 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { Clock } from '../../core/clock.js';
 import { AgentStateError } from '../../core/errors.js';
+import type { BlobCache } from '../shared/blob-cache.js';
 import type { RedisScripts, ScriptArg } from './client.js';
 
 export interface Ctx {
@@ -17,6 +18,8 @@ export interface Ctx {
   readonly prefix: string;
   /** The store's clock: native TTLs are the logical time left by it (keys.ts). */
   readonly clock: Clock;
+  /** The checkpoint blobs this store wrote and read recently (a read is not sent those it holds). */
+  readonly checkpointBlobs: BlobCache;
 }
 
 /** A record as read: its JSON, revision and the extra hash fields asked for. */

@@ -86,12 +86,14 @@ return n
 
 /**
  * Reads checkpoints with every blob their manifests need, walking append chains, in one call.
- * KEYS: the run's blob hash, then checkpoint keys. Answers {{d, m, d, m, ...}, {hash, blob, ...}}.
+ * KEYS: the run's blob hash, then checkpoint keys. ARGV: hashes the caller holds with every blob under
+ * them (not sent, not walked). Answers {{d, m, d, m, ...}, {hash, blob, ...}}.
  */
 export const CHECKPOINT_READ_LUA = `
 local records = {}
 local blobs = {}
 local seen = {}
+for i = 1, #ARGV do seen[ARGV[i]] = true end
 for i = 2, #KEYS do
   local row = redis.call('HMGET', KEYS[i], 'd', 'm')
   records[#records + 1] = row[1]

@@ -13,6 +13,18 @@ import { type BlobRow, type Manifest, MissingBlobError } from './checkpoint-code
 /** What the cache holds at most, in characters of blob text (about that many bytes of JSON). */
 export const BLOB_CACHE_CHARS = 8 * 1024 * 1024;
 
+/** Runs whose last manifest is remembered (`noteManifest`). */
+const MANIFEST_RUNS = 10_000;
+
+/** A channel's decoded whole value and the length of its JSON text. */
+export interface Whole {
+  readonly value: JsonValue;
+  readonly chars: number;
+}
+
+/** Whole values found kept during one read, by hash. */
+export type Wholes = Map<string, Whole>;
+
 interface Entry {
   readonly blob: BlobRow;
   /** The channel value this hash names, decoded (through its bases): shared, never handed out. */
@@ -23,6 +35,7 @@ interface Entry {
 
 export class BlobCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly manifests = new Map<string, Manifest>();
   private chars = 0;
 
   constructor(private readonly maxChars = BLOB_CACHE_CHARS) {}
@@ -47,9 +60,10 @@ export class BlobCache {
   /**
    * Puts into `into` the blobs of the chains of `hashes` held here (each chain followed through its bases);
    * returns the hashes where a chain leaves the cache: their blobs and those under them are to be read.
-   * With `wholes`, a hash whose whole value is kept needs nothing more (for `decodeOne`).
+   * With `wholes` (for `decodeOne`), a hash whose whole value is kept needs nothing more: the value is put
+   * there (so a later eviction cannot take it from this read).
    */
-  collect(run: string, hashes: Iterable<string>, into: Map<string, BlobRow>, wholes = false): string[] {
+  collect(run: string, hashes: Iterable<string>, into: Map<string, BlobRow>, wholes?: Wholes): string[] {
     const missing: string[] = [];
     for (const start of hashes) {
       let hash: string | null = start;
@@ -62,20 +76,56 @@ export class BlobCache {
         }
         this.touch(key, entry);
         into.set(hash, entry.blob);
-        hash = wholes && entry.whole !== undefined ? null : entry.blob.base;
+        if (wholes !== undefined && entry.whole !== undefined) {
+          wholes.set(hash, { value: entry.whole, chars: entry.wholeChars });
+          break;
+        }
+        hash = entry.blob.base;
       }
     }
     return missing;
   }
 
+  /** Remembers the manifest of the checkpoint of `run` this store wrote or read last. */
+  noteManifest(run: string, manifest: Manifest): void {
+    if (this.maxChars === 0) return;
+    this.manifests.delete(run);
+    if (this.manifests.size >= MANIFEST_RUNS)
+      this.manifests.delete(this.manifests.keys().next().value as string);
+    this.manifests.set(run, manifest);
+  }
+
   /**
-   * One checkpoint's channels, each a copy of the whole value kept here, decoded from `blobs` (and kept)
-   * when it is not. `blobs` holds what `collect` found with `wholes`, and the blobs read for what it missed.
+   * The blobs held of the chains of the last manifest noted for `run` (with `wholes`, as `collect`): what a
+   * read of the run that cannot name its manifests before it reads them (Redis) need not be sent.
    */
-  decodeOne(run: string, manifest: Manifest, blobs: ReadonlyMap<string, BlobRow>): JsonObject {
+  heldOfLast(run: string, wholes?: Wholes): Map<string, BlobRow> {
+    const held = new Map<string, BlobRow>();
+    const manifest = this.manifests.get(run);
+    if (manifest !== undefined) {
+      for (const ref of Object.values(manifest)) {
+        const chain = new Map<string, BlobRow>();
+        // A chain counts only when held to its end (or to a kept whole value).
+        if (this.collect(run, [ref.h], chain, wholes).length === 0)
+          for (const [hash, blob] of chain) held.set(hash, blob);
+      }
+    }
+    return held;
+  }
+
+  /**
+   * One checkpoint's channels, each a copy of its whole value: from `wholes` (what `collect` found kept),
+   * else decoded from `blobs` (what it found, and the blobs read for what it missed) and kept.
+   */
+  decodeOne(
+    run: string,
+    manifest: Manifest,
+    blobs: ReadonlyMap<string, BlobRow>,
+    wholes: Wholes,
+  ): JsonObject {
     const out: JsonObject = {};
     for (const [name, ref] of Object.entries(manifest)) {
-      const value = cloneJson(this.whole(run, ref.h, blobs).value);
+      const value = cloneJson((wholes.get(ref.h) ?? this.whole(run, ref.h, blobs, wholes)).value);
       Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
@@ -91,11 +141,9 @@ export class BlobCache {
     return this.chars;
   }
 
-  private whole(
-    run: string,
-    hash: string,
-    blobs: ReadonlyMap<string, BlobRow>,
-  ): { value: JsonValue; chars: number } {
+  private whole(run: string, hash: string, blobs: ReadonlyMap<string, BlobRow>, wholes: Wholes): Whole {
+    const known = wholes.get(hash);
+    if (known !== undefined) return known;
     const key = run + hash;
     const entry = this.entries.get(key);
     if (entry?.whole !== undefined) return { value: entry.whole, chars: entry.wholeChars };
@@ -107,7 +155,7 @@ export class BlobCache {
       value = JSON.parse(blob.data) as JsonValue;
       chars = blob.data.length;
     } else {
-      const base = this.whole(run, blob.base, blobs);
+      const base = this.whole(run, blob.base, blobs, wholes);
       value = (base.value as JsonValue[]).concat(JSON.parse(blob.data) as JsonValue[]);
       chars = base.chars + blob.data.length;
     }

@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
-import type { BlobCache } from '../shared/blob-cache.js';
+import type { BlobCache, Wholes } from '../shared/blob-cache.js';
 import { type BlobRow, ChannelDecoder, type Manifest, manifestHashes } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import { scopeWhere } from './context.js';
@@ -94,14 +94,15 @@ export async function decodeCheckpoints(
   });
   for (const [key, group] of owners) {
     const blobs = new Map<string, BlobRow>();
-    const missing = cache.collect(key, group.hashes, blobs, alone);
+    const wholes: Wholes | undefined = alone ? new Map() : undefined;
+    const missing = cache.collect(key, group.hashes, blobs, wholes);
     if (missing.length > 0) {
       const read = await chainBlobs(q, group.owner, missing);
       cache.add(key, read.values());
       for (const [hash, blob] of read) blobs.set(hash, blob);
     }
-    if (alone) {
-      decoders.set(key, (manifest) => cache.decodeOne(key, manifest, blobs));
+    if (wholes !== undefined) {
+      decoders.set(key, (manifest) => cache.decodeOne(key, manifest, blobs, wholes));
     } else {
       const decoder = new ChannelDecoder(blobs);
       decoders.set(key, (manifest) => decoder.decode(manifest));

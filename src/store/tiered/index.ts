@@ -25,6 +25,7 @@ import { type ConnectOptions, connectClient, createClient } from '../redis/clien
 import { RedisDriver } from '../redis/driver.js';
 import { DEFAULT_PREFIX, parseRedisUrl } from '../redis/index.js';
 import type { Ctx as RedisCtx } from '../redis/plan.js';
+import { BlobCache } from '../shared/blob-cache.js';
 import {
   DEFAULT_RUN_EVENT_TTL_SECONDS,
   DEFAULT_SESSION_TTL_SECONDS,
@@ -84,7 +85,8 @@ export async function openTieredStore(url: string, options: TieredStoreOptions =
   const { redis, scripts } = createClient(redisUrl.connection, options);
   const tiered = defineScripts(redis);
   await connectClient(redis, ADAPTER, redisUrl.db);
-  const ctx: RedisCtx = { redis, scripts, prefix, clock };
+  // Checkpoints live in PostgreSQL here: the Redis side keeps none of their blobs.
+  const ctx: RedisCtx = { redis, scripts, prefix, clock, checkpointBlobs: new BlobCache(0) };
   const redisDriver = new RedisDriver(ctx);
   const redisStore = createStateStore(redisDriver, {
     clock,
