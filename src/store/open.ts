@@ -17,7 +17,7 @@ export interface OpenStoreOptions extends StoreOptions {
   readonly sqliteCheckpointMs?: number;
   /** PostgreSQL: open every connection of the store's pool before it is returned (`warmPool`). */
   readonly postgresWarmPool?: boolean;
-  /** SQLite and PostgreSQL: checkpoint blob text kept in memory, in characters. Default 8 Mi; 0: none. */
+  /** SQLite, PostgreSQL, Redis: checkpoint blob text kept in memory, in characters (8 Mi; 0: none). */
   readonly checkpointCacheChars?: number;
 }
 
