@@ -52,8 +52,8 @@ function checkpointOut(stored: StoredCheckpoint): Checkpoint {
     step: rec.step,
     parent_id: rec.parent_id,
     label: rec.label,
-    channels: JSON.parse(stored.channels),
-    metadata: JSON.parse(stored.metadata),
+    channels: cloneJson(stored.channels),
+    metadata: cloneJson(stored.metadata),
     created_at: rec.created_at,
   };
 }
@@ -286,7 +286,7 @@ export class MemoryTx implements DriverTx {
     const { channels, metadata, ...rec } = checkpoint;
     const row: Row<StoredCheckpoint> = {
       seq: this.nextSeq(),
-      rec: { rec, channels: JSON.stringify(channels), metadata: JSON.stringify(metadata) },
+      rec: { rec, channels: cloneJson(channels), metadata: cloneJson(metadata) },
     };
     this.tx.set(this.t.checkpoints, checkpoint.id, row);
     this.tx.append(this.t.runs, runKey(rec.tenant_id, rec.user_id, rec.run_id), [row]);
