@@ -1,7 +1,8 @@
 /**
  * Checkpoint rows through the shared codec: a hash per checkpoint (its record without channels, and the
  * manifest), a per-run sorted set by sequence, and a per-run hash of blobs (hash -> `base|data`, HSETNX).
- * One script reads any number of checkpoints with every blob of their chains.
+ * One script reads any number of checkpoints with every blob of their chains that the store's blob cache
+ * does not hold.
  */
 import type { Checkpoint } from '../../core/model.js';
 import type { Wholes } from '../shared/blob-cache.js';

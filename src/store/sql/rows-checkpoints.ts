@@ -1,7 +1,8 @@
 /**
  * Checkpoint rows of the SQL driver, through the channel codec: a row per checkpoint holding its manifest,
  * and blobs stored once per (tenant, user, run, hash). A put encodes against the run's last manifest (the
- * one this store wrote last, or read); reads fetch every blob of the manifests' chains in one query.
+ * one this store wrote last, or read); reads fetch the blobs of the manifests' chains that the store's
+ * blob cache does not hold in one query. The blobs a put writes are added to the cache.
  */
 import type { Checkpoint } from '../../core/model.js';
 import type { DriverTx } from '../core/driver.js';
