@@ -5,6 +5,7 @@
  */
 import { systemClock } from '../../core/clock.js';
 import { invalidRequest } from '../../core/errors.js';
+import { Checks } from '../core/checks.js';
 import { createStateStore } from '../core/create-store.js';
 import { BlobCache } from '../shared/blob-cache.js';
 import type { StateStore, StoreOptions } from '../types.js';
@@ -69,12 +70,12 @@ export async function openRedisStore(url: string, options: RedisStoreOptions = {
   if (!PREFIX.test(prefix)) {
     throw invalidRequest('[redis] prefix must be 1 to 100 of A-Z a-z 0-9 _ . - (no braces or colons)');
   }
-  const cacheChars = options.checkpointCacheChars;
-  if (cacheChars !== undefined && !(Number.isSafeInteger(cacheChars) && cacheChars >= 0)) {
-    throw invalidRequest(
-      `[redis] checkpointCacheChars must be an integer >= 0, got ${JSON.stringify(cacheChars) ?? String(cacheChars)}`,
-    );
-  }
+  const cacheChars = new Checks(ADAPTER).intOption(
+    options.checkpointCacheChars,
+    'checkpointCacheChars',
+    undefined,
+    0,
+  );
   const { redis, scripts } = createClient(connection, options, cluster);
   const driver = new RedisDriver({
     redis,
