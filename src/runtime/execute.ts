@@ -60,9 +60,11 @@ export async function executeTask(
   /** The task's move to EXECUTING when it is still to be written (`start` shows it done). */
   transition: PendingTransition | null = null,
 ): Promise<ExecutionReport> {
-  // Calls and writes below may come before this run's next commit (an action an earlier run left PENDING
-  // is looked up, retried or marked UNKNOWN at once): the run's first checkpoint is stored before any of them.
-  await rt.settle();
+  // When the task was EXECUTING before this run, calls and writes below may come before the run's next
+  // commit (an action an earlier run left PENDING is looked up, retried or marked UNKNOWN at once): the
+  // run's first checkpoint is stored before any of them. A task that moves to EXECUTING in this run has no
+  // action yet: its first begin commit is the run's next write, and takes that checkpoint in (`commitLater`).
+  if (transition === null) await rt.settle();
   const { store, scope } = rt;
   const results: JsonValue[] = [];
   const actions: Action[] = [];

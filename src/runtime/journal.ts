@@ -92,6 +92,13 @@ export class Journal {
     this.position -= count;
   }
 
+  /** True when the next recorded entry is the marker of a commit labelled `label`. */
+  nextIsCommit(label: string): boolean {
+    if (!this.nextIs('commit')) return false;
+    const marker = this.recorded[this.position]?.v;
+    return typeof marker === 'object' && marker !== null && !Array.isArray(marker) && marker.label === label;
+  }
+
   /** True when the next recorded entry (if any) is of `kind`. */
   nextIs(kind: string): boolean {
     return this.position < this.recorded.length && this.recorded[this.position]?.k === kind;

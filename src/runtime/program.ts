@@ -102,8 +102,8 @@ export async function runProgram(rt: RunContext, env: ProgramEnv): Promise<Progr
     ),
   )) as unknown as Snapshot;
   const nowMs = await rt.now();
-  // Its round trip overlaps the run's work up to the next commit, which waits for it (see `commit`).
-  await rt.commit('start', null, null, {}, true);
+  // Written only if the run stores something before its next commit with a batch (see `commitLater`).
+  await rt.commitLater('start');
 
   const session = snap.session;
   const language = chooseLanguage(session.context, input);

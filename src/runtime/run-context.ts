@@ -161,20 +161,30 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   }
 
   /**
-   * Writes `batch` and a checkpoint atomically (a checkpoint alone when `batch` is null), or replays the
-   * commit when the journal shows it happened. `replayed` tells the caller which.
+   * A checkpoint alone, deferred: the commit is recorded and the run goes on without waiting for its
+   * write. The write is sent by the run's next checkpoint alone, by `settle`, by the run's first stored
+   * event (a streamed text, `run.failed`) or after `DEFERRED_CHECKPOINT_MS`, whichever comes first. When
+   * the run's next commit with a batch comes before any of these (nothing stored in between), the deferred
+   * checkpoint is never written: the journal drops its entries, so that commit's checkpoint holds what a run
+   * without it would have recorded, and the run writes once instead of twice. A commit waits for a deferred
+   * write in flight and throws its error.
    *
-   * `deferred` (a checkpoint alone only): the commit is recorded and the run goes on without waiting for
-   * its write. The write is sent by the run's next commit, by `settle`, by the run's first stored event (a
-   * streamed text, `run.failed`) or after `DEFERRED_CHECKPOINT_MS`, whichever comes first; the next commit
-   * waits for it and throws its error. When the next commit is the run's final one (nothing stored in
-   * between), the deferred checkpoint is never written: the journal drops its entries, so the final
-   * checkpoint holds what a run without it would have recorded, and the turn writes once instead of twice.
    * Nothing outside the run sees the difference: the answer comes only after the final commit, and a side
    * effect only after a commit that begins its action or, for an action an earlier run left behind, after
-   * `settle` (`executeTask`), so the checkpoint is stored before either. A process killed before the final
-   * commit of a run that stored nothing leaves no run to resume: as if the run had not begun (a retry with
-   * the same input runs it).
+   * `settle` (`executeTask`), so the run has a stored checkpoint before either. A process killed before the
+   * first commit of a run that stored nothing leaves no run to resume: as if the run had not begun (a retry
+   * with the same input runs it; a recovery mark written meanwhile finds no run and is removed). A resumed
+   * run passes over a deferred checkpoint whose marker its journal lacks (a later commit took it in).
+   */
+  async commitLater(label: string): Promise<void> {
+    if (this.journal.replaying && !this.journal.nextIsCommit(label)) return;
+    await this.commit(label, null, null, {}, true);
+  }
+
+  /**
+   * Writes `batch` and a checkpoint atomically (a checkpoint alone when `batch` is null), or replays the
+   * commit when the journal shows it happened. `replayed` tells the caller which. `deferred`: see
+   * `commitLater`.
    */
   async commit(
     label: string,
@@ -186,8 +196,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     if (deferred && batch !== null)
       throw new AgentStateError('internal', `commit ${label}: only a checkpoint alone can be deferred`);
     const final = this.finalLabels.includes(label) ? this.finalEvent : null;
-    if (final !== null && batch !== null) this.dropWaiting();
-    else this.waiting?.send();
+    if (batch === null) this.waiting?.send();
     await this.inFlightDone();
     const marker = this.journal.replayMarker('commit') as CommitMarker | undefined;
     if (marker !== undefined) {
@@ -210,6 +219,12 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       await before?.();
     }
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
+    if (batch !== null) {
+      // A deferred checkpoint not sent yet is folded into this one (see `commitLater`); one its timer or a
+      // streamed text sent meanwhile lands first.
+      this.dropWaiting(final !== null);
+      await this.inFlightDone();
+    }
     const journalAt = this.journal.entries.length;
     const checkpointId = newId('checkpoint');
     const tp = traceparentOf();
@@ -289,7 +304,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
           if (log !== null && taken.events !== undefined) log.putBack(taken.events.items);
           throw error;
         });
-        if (final !== null) this.forgetWaiting();
+        this.forgetWaiting();
         if (done.lease_released === true) lease?.releasedWith();
         this.appended.push(...done.messages);
         summary = {
@@ -335,8 +350,13 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     if (this.events !== null) this.events.beforeWrite = sendNow;
   }
 
-  /** The run's final commit comes next: the waiting checkpoint leaves the journal, unwritten. */
-  private dropWaiting(): void {
+  /**
+   * A commit with a batch comes next: the waiting checkpoint leaves the journal, unwritten. Dropped for a
+   * final commit, it is still sent if the run fails (`settle`, an event stored on its own), so the next turn
+   * with the same input resumes the run. Dropped for any other commit, it is forgotten: had that commit
+   * landed with its error lost, the checkpoint sent after it would stand as the run's latest without it.
+   */
+  private dropWaiting(final: boolean): void {
     const waiting = this.waiting;
     if (waiting === null || waiting.dropped) return;
     waiting.dropped = true;
@@ -345,6 +365,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     this.nextStep = waiting.step;
     this.parentId = waiting.parentId;
     this.lastCheckpointId = waiting.parentId;
+    if (!final) this.forgetWaiting();
   }
 
   private forgetWaiting(): void {

@@ -68,7 +68,7 @@ export async function runToolProgram(rt: RunContext, env: ProgramEnv): Promise<P
     ),
   )) as unknown as Snapshot;
   const nowMs = await rt.now();
-  await rt.commit('start', null, null, {}, true);
+  await rt.commitLater('start');
   const session: Session = snap.session;
   const language = chooseLanguage(session.context, input);
   const timezone = chooseTimezone(session.context, env.timezone);

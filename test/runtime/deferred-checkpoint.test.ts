@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { bookingInputs } from '../../src/bench/turn/bench.js';
 import { createRulesModel } from '../../src/models/rules/index.js';
 import { createModelRegistry, type Model } from '../../src/models/types.js';
 import { DEFERRED_CHECKPOINT_MS } from '../../src/runtime/run-context.js';
@@ -125,6 +126,32 @@ describe('the run’s first checkpoint, deferred', () => {
     expect(types[0]).toBe('run.started');
     expect(types.at(-1)).toBe('run.completed');
     expect(types.filter((type) => type === 'checkpoint.created')).toHaveLength(1);
+    await sqlite.close();
+  });
+
+  it('is taken into the run’s first commit with a batch: a booking’s confirming turn', async () => {
+    const { sqlite, store, gate, scope, session, tools } = await setUp('booking');
+    const date = new Date(Date.now() + 120 * 86_400_000).toISOString().slice(0, 10);
+    const inputs = bookingInputs(date);
+    for (const input of inputs.slice(0, -1))
+      await runTurn({ ...runtimeOptions(sqlite, scope, session.id, tools), input });
+    gate.open();
+    const out = await runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: inputs.at(-1) ?? '' });
+    expect(out.actions.map((action) => [action.tool, action.status])).toEqual([['airline.book', 'SUCCESS']]);
+    // No checkpoint alone before the commit that begins the booking: that commit is the run's first write.
+    const writes = gate.events.filter((name) => name === 'commitTurn' || name === 'putCheckpoint:sent');
+    expect(writes[0]).toBe('commitTurn');
+    const checkpoints = (await sqlite.listCheckpoints(scope, out.run_id)).items.reverse();
+    expect(checkpoints.map((c) => c.step)).toEqual(checkpoints.map((_, i) => i));
+    expect(checkpoints[0]?.label).not.toBe('start');
+    expect(checkpoints[0]?.parent_id).toBeNull();
+    const first = journalKinds(checkpoints[0]?.channels ?? {});
+    expect(first.filter((kind) => kind === 'commit')).toHaveLength(1);
+    expect(first.filter((kind) => kind === 'commit.result')).toHaveLength(0);
+    const types = (await sqlite.listRunEvents(scope, session.id, out.run_id)).map((event) => event.type);
+    expect(types[0]).toBe('run.started');
+    expect(types.at(-1)).toBe('run.completed');
+    expect(readLedger(join(temp.dir, 'booking.jsonl')).map((line) => line.tool)).toEqual(['airline.book']);
     await sqlite.close();
   });
 

@@ -191,7 +191,12 @@ describe('replay', () => {
           input: 'deploy web 2.0.1 to production',
         });
         await expect(first).rejects.toThrow(SimulatedCrash);
-        const resumed = await resumeRun(runtimeOptions(store, scope, session.id, ledgerTools(ledger)));
+        const options = runtimeOptions(store, scope, session.id, ledgerTools(ledger));
+        let resumed = await resumeRun(options);
+        // Before its first commit the run had stored nothing (its start checkpoint waits for that commit):
+        // there is no run to resume, and the client's retry with the same input runs it.
+        expect(resumed === null, `crash ${when} commit ${at}: no run`).toBe(at === 1 && when === 'before');
+        resumed ??= await runTurn({ ...options, input: 'deploy web 2.0.1 to production' });
         expect(comparable(resumed), `crash ${when} commit ${at}`).toEqual(comparable(reference));
         expect(readLedger(ledger), `crash ${when} commit ${at}`).toHaveLength(5);
       }
