@@ -136,7 +136,10 @@ describe('the run’s first checkpoint, deferred', () => {
     for (const input of inputs.slice(0, -1))
       await runTurn({ ...runtimeOptions(sqlite, scope, session.id, tools), input });
     gate.open();
-    const out = await runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: inputs.at(-1) ?? '' });
+    const out = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools),
+      input: inputs.at(-1) ?? '',
+    });
     expect(out.actions.map((action) => [action.tool, action.status])).toEqual([['airline.book', 'SUCCESS']]);
     // No checkpoint alone before the commit that begins the booking: that commit is the run's first write.
     const writes = gate.events.filter((name) => name === 'commitTurn' || name === 'putCheckpoint:sent');
