@@ -216,6 +216,23 @@ export async function cutOf(op: Op, session: Session, seq: number): Promise<stri
 }
 
 /**
+ * For another store's fork (the tiered store's): the session, its fork point at the checkpoint mark `at` or
+ * else at message `seq` (at most its count), and when the next message was.
+ */
+export async function forkPointOf(
+  op: Op,
+  scope: ReadScope,
+  id: string,
+  seq: number | null,
+  at: CheckpointMark | null,
+): Promise<{ session: Session; seq: number; cut: string | null }> {
+  const session = await requireSession(op, scope, id);
+  const count = await shownCount(op.tx, session);
+  const point = at === null ? Math.min(seq ?? 0, count) : await checkpointPoint(op, session, count, at);
+  return { session, seq: point, cut: await cutOf(op, session, point) };
+}
+
+/**
  * The session continues after `at_seq`: its history becomes the first `at_seq` messages, then what it
  * writes next. What came after moves to a new `paused` branch session with the session's tasks as they are;
  * the session keeps copies of them as they stood at `at_seq`.

@@ -3,31 +3,26 @@
  * driver when a check fails), then runs in one driver transaction or read; the rules live in the domain
  * modules beside this one, and the driver only stores rows.
  */
-import { isoAt } from '../../core/clock.js';
-import {
-  type Action,
-  type Checkpoint,
-  type MemoryItem,
-  type Message,
-  OPEN_TASK_STATES,
-  type RunEvent,
-  type Session,
-  type Task,
-  type TaskEvent,
+import type {
+  Action,
+  Checkpoint,
+  MemoryItem,
+  Message,
+  RunEvent,
+  Session,
+  Task,
+  TaskEvent,
 } from '../../core/model.js';
-import { runIdFor } from '../../core/run-id.js';
-import { SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
-import { checkNextRunOption } from '../shared/next-run.js';
-import * as t from '../types.js';
+import type * as t from '../types.js';
 import * as actions from './actions.js';
 import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
 import type { StoreDriver } from './driver.js';
 import * as events from './events.js';
-import { readLastMessages, shownCount } from './history.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
+import { checkHeadOptions, readSessionHead } from './session-head.js';
 import * as sessions from './sessions.js';
 import { MAX_SWEEP_LIMIT, StoreBase } from './store-base.js';
 import * as tasks from './tasks.js';
@@ -57,40 +52,9 @@ export class CoreStore extends StoreBase implements t.StateStore {
   ): Promise<t.SessionHead | null> {
     const check = () => {
       this.scoped(scope, [id, 'session', 'session id']);
-      this.v.record(options, 'options', SESSION_HEAD_FIELDS);
-      let open: number | null = null;
-      if (options.open_tasks !== undefined) {
-        open = this.v.positiveInt(options.open_tasks, 'options.open_tasks');
-        if (open > t.MAX_PAGE_LIMIT) this.v.fail(`options.open_tasks must be at most ${t.MAX_PAGE_LIMIT}`);
-      }
-      return { open, nextRun: checkNextRunOption(options.next_run, `[${this.adapter}] `) };
+      return checkHeadOptions(this.env, options);
     };
-    const fast = this.driver.fast?.sessionHead?.bind(this.driver.fast);
-    return this.read(check, async (op, asked) => {
-      if (fast !== undefined) {
-        const head = await fast(scope, id, { openTasks: asked.open, nextRun: asked.nextRun }, isoAt(op.now));
-        // A fork's newest message may be an ancestor's: the generic path reads its history.
-        if (head === null || head.session.history === undefined) return head;
-      }
-      const session = await sessions.liveSession(op, scope, id);
-      if (session === null) return null;
-      const last = (await readLastMessages(op, session, 1))[0] ?? null;
-      let head: t.SessionHead = { session, last_message: last };
-      if (asked.open !== null) {
-        const open = await op.tx.listTasks(
-          scope,
-          { states: OPEN_TASK_STATES },
-          { after: null, limit: asked.open },
-        );
-        head = { ...head, open_tasks: open.map((row) => row.rec) };
-      }
-      if (asked.nextRun) {
-        const runId = runIdFor(id, last?.seq ?? 0);
-        const label = (await op.tx.latestCheckpoint(scope, runId))?.label ?? null;
-        head = { ...head, next_run: { id: runId, checkpoint_label: label } };
-      }
-      return head;
-    });
+    return this.read(check, (op, reads) => readSessionHead(op, this.driver.fast, scope, id, reads));
   }
   listSessions(scope: t.ReadScope, query: t.SessionQuery = {}): Promise<t.Page<Session>> {
     return this.read(
@@ -158,13 +122,7 @@ export class CoreStore extends StoreBase implements t.StateStore {
   forkPointOf(scope: t.ReadScope, id: string, seq: number | null, at: branches.CheckpointMark | null) {
     return this.read(
       () => this.scoped(scope, [id, 'session', 'session id']),
-      async (op) => {
-        const session = await sessions.requireSession(op, scope, id);
-        const count = await shownCount(op.tx, session);
-        const point =
-          at === null ? Math.min(seq ?? 0, count) : await branches.checkpointPoint(op, session, count, at);
-        return { session, seq: point, cut: await branches.cutOf(op, session, point) };
-      },
+      (op) => branches.forkPointOf(op, scope, id, seq, at),
     );
   }
   /** forkSession at a point found by forkPointOf. */
