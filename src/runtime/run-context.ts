@@ -12,6 +12,7 @@ import type { Action, Message, Session, Task } from '../core/model.js';
 import { inSpan, traceparentOf } from '../observability/tracing.js';
 import type { NewRunEvent, Scope, StateStore, TurnBatch, TurnResult } from '../store/types.js';
 import type { CancelWatch } from './cancel.js';
+import { reloadCommit } from './commit-reload.js';
 import { Journal, type JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
 import type { RunEventLog } from './run-events.js';
@@ -204,7 +205,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       this.parentId = marker.checkpoint_id;
       this.lastCheckpointId = marker.checkpoint_id;
       const result = (await this.journal.step('commit.result', async () =>
-        this.reload(batch, marker.checkpoint_id),
+        reloadCommit(this.store, this.scope, batch, marker.checkpoint_id),
       )) as unknown as CommitResult;
       this.remember(result);
       this.begun += batch?.begin_actions?.length ?? 0;
@@ -377,30 +378,5 @@ export class RunContext<H extends RunIdentity = RunHeader> {
 
   private remember(result: CommitResult): void {
     for (const task of result.tasks) this.written.tasks.set(task.id, task);
-  }
-
-  /** The result of the last commit before a crash, read back from the store. */
-  private async reload(batch: CommitBatch | null, checkpointId: string): Promise<JsonValue> {
-    const { store, scope } = this;
-    const session = batch?.session === undefined ? null : await store.getSession(scope, batch.session.id);
-    const tasks: Task[] = [];
-    for (const id of [
-      ...(batch?.create_tasks ?? []).map((t) => t.id ?? ''),
-      ...(batch?.update_tasks ?? []).map((u) => u.id),
-    ]) {
-      const task = await store.getTask(scope, id);
-      if (task !== null) tasks.push(task);
-    }
-    const actions: Action[] = [];
-    for (const begun of batch?.begin_actions ?? []) {
-      const action = await store.getActionByKey(scope, begun.idempotency_key);
-      if (action !== null) actions.push(action);
-    }
-    for (const completed of batch?.complete_actions ?? []) {
-      const action = await store.getAction(scope, completed.id);
-      if (action !== null) actions.push(action);
-    }
-    const result: CommitResult = { session, tasks, actions, checkpoint_id: checkpointId };
-    return result as unknown as JsonValue;
   }
 }
