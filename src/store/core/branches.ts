@@ -210,11 +210,6 @@ export async function forkSession(
   return fork;
 }
 
-/** The message after `seq`'s creation time, for another store's `branchTasks`. */
-export async function cutOf(op: Op, session: Session, seq: number): Promise<string | null> {
-  return cutAfter(op, session, seq, await shownCount(op.tx, session));
-}
-
 /**
  * For another store's fork (the tiered store's): the session, its fork point at the checkpoint mark `at` or
  * else at message `seq` (at most its count), and when the next message was.
@@ -229,7 +224,7 @@ export async function forkPointOf(
   const session = await requireSession(op, scope, id);
   const count = await shownCount(op.tx, session);
   const point = at === null ? Math.min(seq ?? 0, count) : await checkpointPoint(op, session, count, at);
-  return { session, seq: point, cut: await cutOf(op, session, point) };
+  return { session, seq: point, cut: await cutAfter(op, session, point, count) };
 }
 
 /**
