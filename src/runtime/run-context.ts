@@ -110,6 +110,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   beforeFirstAction: (() => Promise<void>) | null = null;
   /** Cancel requests for the run, looked at its safe points (cancel.ts); null: it cannot be cancelled. */
   cancel: CancelWatch | null = null;
+  /**
+   * How long a deferred checkpoint waits for the run's next commit before it is sent on its own (ms; see
+   * `commitLater`).
+   */
+  deferMs = DEFERRED_CHECKPOINT_MS;
   /** Actions this attempt began: after the first, a model call is no safe point any more. */
   private begun = 0;
   /** Every task the run's commits wrote (replayed ones included), as the last one left it. */
@@ -164,7 +169,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   /**
    * A checkpoint alone, deferred: the commit is recorded and the run goes on without waiting for its
    * write. The write is sent by the run's next checkpoint alone, by `settle`, by the run's first stored
-   * event (a streamed text, `run.failed`) or after `DEFERRED_CHECKPOINT_MS`, whichever comes first. When
+   * event (a streamed text, `run.failed`) or after `deferMs`, whichever comes first. When
    * the run's next commit with a batch comes before any of these (nothing stored in between), the deferred
    * checkpoint is never written: the journal drops its entries, so that commit's checkpoint holds what a run
    * without it would have recorded, and the run writes once instead of twice. A commit waits for a deferred
@@ -344,7 +349,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
       settled.catch(() => undefined);
       this.inFlight = settled;
     };
-    const timer = setTimeout(sendNow, DEFERRED_CHECKPOINT_MS);
+    const timer = setTimeout(sendNow, this.deferMs);
     timer.unref();
     const waiting: WaitingCheckpoint = { ...at, send: sendNow, timer, dropped: false };
     this.waiting = waiting;

@@ -32,6 +32,10 @@ export interface AgentRuntimeOptions {
   readonly context?: ContextOptions;
   /** Checkpoints kept of a completed run. Default 20; `false` keeps them all. */
   readonly keepCheckpoints?: number | false;
+  /** How long a run's start checkpoint waits to ride in its first write (ms). Default 50. */
+  readonly checkpointDeferMs?: number;
+  /** How often, at most, a run reads the store for a cancel asked from another process (ms). Default 250. */
+  readonly cancelCheckMs?: number;
 }
 
 export interface AgentRuntime {
@@ -57,6 +61,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     ...(options.lease === undefined ? {} : { lease: options.lease }),
     ...(options.context === undefined ? {} : { context: options.context }),
     ...(options.keepCheckpoints === undefined ? {} : { keepCheckpoints: options.keepCheckpoints }),
+    ...(options.checkpointDeferMs === undefined ? {} : { checkpointDeferMs: options.checkpointDeferMs }),
+    ...(options.cancelCheckMs === undefined ? {} : { cancelCheckMs: options.cancelCheckMs }),
   });
   return {
     turn: (scope, sessionId, input, agent) =>

@@ -9,7 +9,7 @@ import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
 import { type AnswerParts, answerOf, type TurnOutput } from './answer.js';
-import { CancelWatch, cancelledError, RunCancelled } from './cancel.js';
+import { CancelWatch, cancelledError, DEFAULT_CANCEL_CHECK_MS, RunCancelled } from './cancel.js';
 import {
   type ContextOptions,
   checkContextOptions,
@@ -21,7 +21,7 @@ import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
 import { type ProgramResult, runProgram } from './program.js';
-import { RunContext, type RunHeader } from './run-context.js';
+import { DEFERRED_CHECKPOINT_MS, RunContext, type RunHeader } from './run-context.js';
 import { endCancelled, failed } from './run-endings.js';
 import { RunEventLog, type RunEventLogOptions } from './run-events.js';
 import { markRunForRecovery, type RunRecoveryOptions } from './run-marks.js';
@@ -78,9 +78,31 @@ export interface RuntimeOptions {
    * leases name the instance. Default: none (no marks).
    */
   readonly recovery?: RunRecoveryOptions;
+  /**
+   * How long the run's start checkpoint waits for the run's first commit that stores something, which then
+   * carries it (one write fewer), before it is written on its own (ms, a whole number up to an hour; default 50). A longer
+   * wait saves that write in more runs; a process killed meanwhile leaves the run unstarted, as if it had
+   * not begun (run-context.ts `commitLater`).
+   */
+  readonly checkpointDeferMs?: number;
+  /**
+   * How often, at most, the run reads the store at its safe points for a cancel asked from another process
+   * (ms, a whole number up to an hour; default 250). A cancel asked in this process is seen at once.
+   */
+  readonly cancelCheckMs?: number;
 }
 
 export const DEFAULT_KEEP_RUN_CHECKPOINTS = 20;
+/** The longest `checkpointDeferMs` and `cancelCheckMs`: an hour. */
+const MAX_OPTION_MS = 3_600_000;
+
+/** A runtime option that is a time in ms: `value` checked, or `fallback` when not given. */
+function wholeMs(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 0 || value > MAX_OPTION_MS)
+    throw invalidRequest(`${name}: must be a whole number of ms from 0 to ${MAX_OPTION_MS}, got ${value}`);
+  return value;
+}
 
 export interface TurnRequest extends RuntimeOptions {
   readonly input: string;
@@ -154,6 +176,8 @@ async function executeRun(
   const keep = options.keepCheckpoints ?? DEFAULT_KEEP_RUN_CHECKPOINTS;
   if (keep !== false && (!Number.isInteger(keep) || keep < 1))
     throw invalidRequest(`keepCheckpoints: must be a positive whole number or false, got ${keep}`);
+  const deferMs = wholeMs('checkpointDeferMs', options.checkpointDeferMs, DEFERRED_CHECKPOINT_MS);
+  const cancelCheckMs = wholeMs('cancelCheckMs', options.cancelCheckMs, DEFAULT_CANCEL_CHECK_MS);
   const timezone = options.timezone ?? 'UTC';
   if (!isValidTimezone(timezone))
     throw invalidRequest(`timezone: ${JSON.stringify(timezone)} is not an IANA time zone`);
@@ -168,6 +192,7 @@ async function executeRun(
     recorded,
     () => lease.renew(),
   );
+  rt.deferMs = deferMs;
   if (last) rt.freeWithFinalCommit = lease;
   rt.traceparent = traceparentOf();
   const resumed = recorded.length > 0;
@@ -192,7 +217,13 @@ async function executeRun(
   });
   options.onRun?.(header.run_id);
   const heard = markLocalRun(header.session_id, header.run_id);
-  const watch = new CancelWatch(options.store, options.scope, header.session_id, header.run_id);
+  const watch = new CancelWatch(
+    options.store,
+    options.scope,
+    header.session_id,
+    header.run_id,
+    cancelCheckMs,
+  );
   rt.cancel = watch;
   let answer: TurnOutput | null = null;
   const known: AnswerReads = {

@@ -23,7 +23,10 @@ const env = {
 
 it('measures each kind of turn of two builds on each store, round by round', async () => {
   const report = join(dir, 'turn.json');
+  // A start checkpoint that waits for the run's first write, and no read for a cancel, however long the
+  // loaded machine takes: the statements counted are the turn's own.
   const args = ['--before', '.', '--stores', 'memory,sqlite,postgres', '--users', '2', '--warm', '1'];
+  args.push('--checkpoint-defer-ms', '600000', '--cancel-check-ms', '600000');
   const { stdout } = await run(
     process.execPath,
     ['dist/src/bench/turn/main.js', ...args, '--rounds', '2', '--report', report],
@@ -57,7 +60,7 @@ it('measures each kind of turn of two builds on each store, round by round', asy
   expect(stdout).toMatch(/^\| sqlite \| \d+\.\d\d \(\d+\.\d\d, \d+\.\d\d\) \| \d+\.\d\d \(/m);
 });
 
-it('refuses a folder that holds no build, and an unknown store, naming them', async () => {
+it('refuses a folder that holds no build, an unknown store and a bad defer, naming them', async () => {
   const noBuild = await run(process.execPath, ['dist/src/bench/turn/main.js', '--before', dir]).catch(
     (error: { code: number; stderr: string }) => error,
   );
@@ -67,4 +70,13 @@ it('refuses a folder that holds no build, and an unknown store, naming them', as
     (error: { code: number; stderr: string }) => error,
   );
   expect((unknown as { stderr: string }).stderr).toContain('unknown store mysql');
+  const defer = await run(process.execPath, [
+    'dist/src/bench/turn/main.js',
+    '--checkpoint-defer-ms',
+    'soon',
+  ]).catch((error: { code: number; stderr: string }) => error);
+  expect(defer).toMatchObject({ code: 2 });
+  expect((defer as { stderr: string }).stderr).toContain(
+    '--checkpoint-defer-ms: a whole number of ms from 0 to 3600000, got "soon"',
+  );
 });

@@ -167,4 +167,34 @@ describe('cancelling a run', () => {
     const out = await runTurn({ ...t.options, input: 'deploy web' });
     expect(out.tasks[0]?.state).toBe('DONE');
   });
+
+  it('asked through the store: read at every safe point with cancelCheckMs 0, never with a long one', async () => {
+    const storedCancel: Hook = async ({ store, scope, runId }) => {
+      await store.putMemory(scope, {
+        namespace: CANCEL_NAMESPACE,
+        key: `cancel:${runId}`,
+        value: { by: 'another instance' },
+        ttl_seconds: 60,
+      });
+    };
+    const eager = await setup({ 'deploy.plan': storedCancel });
+    await cancelled(runTurn({ ...eager.options, cancelCheckMs: 0, input: 'deploy web' }));
+    const { ledger } = await expectClean(eager, 'deploy web');
+    expect(ledger).toEqual(['deploy.plan']);
+    const lazy = await setup({ 'deploy.plan': storedCancel });
+    const out = await runTurn({ ...lazy.options, cancelCheckMs: 3_600_000, input: 'deploy web' });
+    expect(out.tasks[0]?.state).toBe('DONE');
+    expect(readLedger(lazy.ledger).map((line) => line.tool)).toEqual([...DEPLOY_STEPS]);
+  });
+
+  it('refuses a cancelCheckMs that is not a whole number of ms up to an hour, running nothing', async () => {
+    const t = await setup();
+    for (const bad of [-5, 0.5, Number.POSITIVE_INFINITY, 3_600_001]) {
+      await expect(runTurn({ ...t.options, cancelCheckMs: bad, input: 'deploy web' })).rejects.toThrow(
+        `cancelCheckMs: must be a whole number of ms from 0 to 3600000, got ${bad}`,
+      );
+    }
+    expect(await t.store.listMessages(t.scope, t.session.id)).toEqual([]);
+    expect(readLedger(t.ledger)).toEqual([]);
+  });
 });

@@ -111,7 +111,12 @@ async function expectRunFinished(setup: Omit<Awaited<ReturnType<typeof setUp>>, 
 describe('the run’s first checkpoint, deferred', () => {
   it('is never written when the final commit is the run’s first write', async () => {
     const { sqlite, store, gate, scope, session, tools } = await setUp('folded');
-    const out = await runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight' });
+    // However long a loaded machine takes to reach the final commit (the default wait is 50 ms).
+    const out = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools),
+      checkpointDeferMs: 600_000,
+      input: 'book a flight',
+    });
     expect(out.reply).toBe('Where are you flying from?');
     expect(gate.events).not.toContain('putCheckpoint:sent');
     expect(gate.events.filter((name) => name === 'commitTurn')).toHaveLength(1);
@@ -138,6 +143,7 @@ describe('the run’s first checkpoint, deferred', () => {
     gate.open();
     const out = await runTurn({
       ...runtimeOptions(store, scope, session.id, tools),
+      checkpointDeferMs: 600_000, // however long a loaded machine takes to the booking's commit
       input: inputs.at(-1) ?? '',
     });
     expect(out.actions.map((action) => [action.tool, action.status])).toEqual([['airline.book', 'SUCCESS']]);
@@ -316,5 +322,63 @@ describe('the run’s first checkpoint, deferred', () => {
     expect(events).not.toContain('markActionUnknown');
     expect(readLedger(ledger)).toHaveLength(calls);
     expect(await store.getAction(scope, pending?.id ?? '')).toEqual(pending);
+  });
+
+  it('waits as long as checkpointDeferMs says: a slow model then takes it into the final commit', async () => {
+    const { sqlite, store, gate, scope, session, tools } = await setUp('longer');
+    const model = watchedModel(gate, () => gate.open(), DEFERRED_CHECKPOINT_MS + 50);
+    const out = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools),
+      models: createModelRegistry([model]),
+      checkpointDeferMs: 60_000,
+      input: 'book a flight',
+    });
+    expect(out.reply).toBe('Where are you flying from?');
+    expect(gate.events).toContain('model.extract:done');
+    expect(gate.events).not.toContain('putCheckpoint:sent');
+    const checkpoints = await sqlite.listCheckpoints(scope, out.run_id);
+    expect(checkpoints.items.map((c) => [c.label, c.step, c.parent_id])).toEqual([['turn', 0, null]]);
+    await sqlite.close();
+  });
+
+  it('is written on its own at once with checkpointDeferMs 0, while the model works', async () => {
+    const { sqlite, store, gate, scope, session, tools } = await setUp('at-once');
+    const model = watchedModel(gate, () => gate.open(), 20);
+    const out = await runTurn({
+      ...runtimeOptions(store, scope, session.id, tools),
+      models: createModelRegistry([model]),
+      checkpointDeferMs: 0,
+      input: 'book a flight',
+    });
+    expect(out.reply).toBe('Where are you flying from?');
+    expect(gate.events.indexOf('putCheckpoint:sent')).toBeLessThan(gate.events.indexOf('model.extract:done'));
+    const checkpoints = await sqlite.listCheckpoints(scope, out.run_id);
+    expect(checkpoints.items.map((c) => [c.label, c.step]).sort()).toEqual([
+      ['start', 0],
+      ['turn', 1],
+    ]);
+    await sqlite.close();
+  });
+
+  it('refuses a checkpointDeferMs that is not a whole number of ms up to an hour, storing nothing', async () => {
+    const store = createMemoryStore();
+    const scope = freshScope();
+    const session = await store.createSession(scope, { agent: 'flight_booking' });
+    const tools = ledgerTools(join(temp.dir, 'defer-refused.jsonl'));
+    for (const bad of [-1, 1.5, Number.NaN, 3_600_001]) {
+      const refused = runTurn({
+        ...runtimeOptions(store, scope, session.id, tools),
+        checkpointDeferMs: bad,
+        input: 'book a flight',
+      });
+      await expect(refused).rejects.toThrow(
+        `checkpointDeferMs: must be a whole number of ms from 0 to 3600000, got ${bad}`,
+      );
+    }
+    expect(await store.listMessages(scope, session.id)).toEqual([]);
+    expect((await store.listTasks(scope, { session_id: session.id })).items).toEqual([]);
+    // The lease was let go each time: a good turn runs at once.
+    const out = await runTurn({ ...runtimeOptions(store, scope, session.id, tools), input: 'book a flight' });
+    expect(out.reply).toBe('Where are you flying from?');
   });
 });

@@ -43,6 +43,11 @@ async function turns(
     const answer = await runTurn({
       ...runtimeOptions(store, scope, sessionId, ledgerTools(ledger), clock),
       recovery: { instanceId: 'round-trips', incarnation: 'test' },
+      // The run's start checkpoint waits for its first write, and the run reads no cancel request, however
+      // long a loaded machine takes (past 50 ms the default writes the checkpoint on its own, past 250 ms it
+      // reads for a cancel): the counts are the turn's code's, not the machine's.
+      checkpointDeferMs: 600_000,
+      cancelCheckMs: 600_000,
       input,
     });
     counts.push(statementsSent.postgres - before);

@@ -81,7 +81,8 @@ describe('postgres optimistic writes', () => {
       'yes',
     ]) {
       const before = counter.statements;
-      await runTurn({ ...options, input });
+      // However long a loaded machine takes: no start checkpoint of its own, no read for a cancel.
+      await runTurn({ ...options, checkpointDeferMs: 600_000, cancelCheckMs: 600_000, input });
       statements.push(counter.statements - before);
     }
     // lease 1, head 1, commit 1 (the run's first checkpoint is never written: the final commit is the run's

@@ -34,6 +34,8 @@ export interface TurnBenchOptions {
   /** Users run first in each round and not measured (the code they run is compiled by then). */
   readonly warmUsers: number;
   readonly rounds: number;
+  /** The runs' `checkpointDeferMs` and `cancelCheckMs` (each by default the runtime's). */
+  readonly timers?: { readonly checkpointDeferMs?: number; readonly cancelCheckMs?: number };
   readonly onProgress?: (text: string) => void;
 }
 
@@ -99,6 +101,7 @@ async function book(
   scope: Scope,
   inputs: readonly string[],
   tallies: { slot: Tally; confirm: Tally } | null,
+  timers: TurnBenchOptions['timers'],
 ): Promise<void> {
   const session = await store.createSession(scope, { agent: 'flight_booking', context: { language: 'en' } });
   for (const [index, input] of inputs.entries()) {
@@ -112,6 +115,7 @@ async function book(
       models: build.models,
       tools: build.tools,
       recovery: { instanceId: 'bench-turn', incarnation: build.label },
+      ...timers,
       input,
     });
     const spent = process.cpuUsage(started);
@@ -150,7 +154,7 @@ async function runRound(store: string, round: number, options: TurnBenchOptions)
       const scope: Scope = { tenant_id: `bench-turn-${round}`, user_id: `user-${user}` };
       for (const entry of user % 2 === 0 ? opened : [...opened].reverse()) {
         const tallies = user < options.warmUsers ? null : entry;
-        await book(entry.build, entry.bench.store, scope, inputs, tallies);
+        await book(entry.build, entry.bench.store, scope, inputs, tallies, options.timers);
       }
     }
   } finally {

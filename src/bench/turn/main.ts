@@ -4,6 +4,7 @@
  *
  *   node dist/src/bench/turn/main.js [--stores sqlite,postgres,memory] [--users 40] [--warm 10]
  *                                    [--rounds 3] [--before DIR] [--report FILE]
+ *                                    [--checkpoint-defer-ms MS] [--cancel-check-ms MS]
  *
  * The demo airline runs in a child process (as in the load harness); postgres and redis use
  * AGENTSTATE_BENCH_POSTGRES_URL / AGENTSTATE_BENCH_REDIS_URL (src/bench/stores.ts).
@@ -19,7 +20,11 @@ import { BENCH_STORE_NAMES } from '../stores.js';
 import { runTurnBench, type TurnBuild, turnBenchMarkdown } from './bench.js';
 
 const USAGE = `usage: bench:turn [--stores sqlite,postgres,memory] [--users N] [--warm N] [--rounds N] [--before DIR] [--report FILE]
-  --before   a checkout built with npm run build: its runtime and stores beside this build's`;
+                  [--checkpoint-defer-ms MS] [--cancel-check-ms MS]
+  --before                a checkout built with npm run build: its runtime and stores beside this build's
+  --checkpoint-defer-ms   the runs' checkpointDeferMs (default: the runtime's, 50)
+  --cancel-check-ms       the runs' cancelCheckMs (default: the runtime's, 250); long ones keep a loaded
+                          machine's timers from adding statements to the counts`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -30,6 +35,15 @@ function count(text: string, option: string, min: number): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < min || value > 10_000)
     fail(`${option}: a whole number from ${min} to 10000, got ${JSON.stringify(text)}`);
+  return value;
+}
+
+/** A time in ms given as `option` (the runtime's default when not given). */
+function ms(text: string | undefined, option: string): number | undefined {
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value > 3_600_000)
+    fail(`${option}: a whole number of ms from 0 to 3600000, got ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -72,6 +86,8 @@ async function main(): Promise<void> {
       rounds: { type: 'string', default: '3' },
       before: { type: 'string' },
       report: { type: 'string' },
+      'checkpoint-defer-ms': { type: 'string' },
+      'cancel-check-ms': { type: 'string' },
     },
   });
   const stores = values.stores.split(',').map((name) => name.trim());
@@ -80,6 +96,8 @@ async function main(): Promise<void> {
   const users = count(values.users, '--users', 1);
   const warmUsers = count(values.warm, '--warm', 0);
   const rounds = count(values.rounds, '--rounds', 1);
+  const checkpointDeferMs = ms(values['checkpoint-defer-ms'], '--checkpoint-defer-ms');
+  const cancelCheckMs = ms(values['cancel-check-ms'], '--cancel-check-ms');
   // This file is dist/src/bench/turn/main.js of the checkout it belongs to.
   const here = resolve(fileURLToPath(import.meta.url), '../../../../..');
   const before = values.before === undefined ? null : resolve(values.before);
@@ -99,6 +117,10 @@ async function main(): Promise<void> {
       users,
       warmUsers,
       rounds,
+      timers: {
+        ...(checkpointDeferMs === undefined ? {} : { checkpointDeferMs }),
+        ...(cancelCheckMs === undefined ? {} : { cancelCheckMs }),
+      },
       onProgress: (text) => process.stderr.write(`${text}\n`),
     });
     const labels = builds.map((build) => build.label);
