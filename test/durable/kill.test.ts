@@ -7,11 +7,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { JsonValue } from '../../src/core/json.js';
 import type { Scope, StateStore } from '../../src/store/types.js';
 import { type ChildRun, jsonLines, resultOf, runChild as spawnChild } from './children.js';
 import { freshScope, postgresStore, sqliteStore, type TestStore, tempDir } from './stores.js';
+
+// Each test runs two to four child processes through tsx, one after another: a loaded machine's pace.
+vi.setConfig({ testTimeout: 60_000 });
 
 const temp = tempDir();
 const stores: TestStore[] = [sqliteStore(temp.dir, 'kill.db'), postgresStore()];
@@ -114,7 +117,8 @@ describe.each(stores)('durable runs killed with SIGKILL on $name', (testStore) =
 
   it('two processes resuming the same killed run at once: one goes on, the effect still happens once', async () => {
     const { scope, sessionId, log, args } = await scenario();
-    const lease = { DURABLE_LEASE_TTL_MS: '1000', DURABLE_LEASE_WAIT_MS: '20000' };
+    // A lease renewed every second lasts 3: a loaded machine's gap between two commits does not lose it.
+    const lease = { DURABLE_LEASE_TTL_MS: '3000', DURABLE_LEASE_WAIT_MS: '20000' };
     const killed = await runChild([...args, 'booking'], {
       ...lease,
       DURABLE_OWNER: 'first',

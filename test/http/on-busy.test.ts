@@ -6,17 +6,29 @@ import type { TurnResponse } from '../../src/server/turn-runner.js';
 import { call, type TestServer } from './harness.js';
 import { type RuntimeServer, startRuntimeServer } from './runtime-server.js';
 
-/** Inputs whose extraction the model holds for a while: the run stays busy meanwhile. */
+/** Inputs whose extraction the model holds for a while (1 s): the run stays busy meanwhile. */
 const SLOW = /slowly/;
 let served: RuntimeServer;
 let server: TestServer;
+/** Told when the model starts a slow extraction: the run holds the session from then on. */
+let slowStarted: () => void = () => undefined;
+
+/** Resolves once the next slow extraction has started. */
+function nextSlowStart(): Promise<void> {
+  return new Promise((resolve) => {
+    slowStarted = resolve;
+  });
+}
 
 beforeAll(async () => {
   const rules = createRulesModel();
   const slow: Model = {
     ...rules,
     async extract(request) {
-      if (SLOW.test(request.input)) await new Promise((resolve) => setTimeout(resolve, 400));
+      if (SLOW.test(request.input)) {
+        slowStarted();
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
       return rules.extract(request);
     },
   };
@@ -43,8 +55,9 @@ function turn(sessionId: string, body: Record<string, unknown>) {
 
 /** The first turn, then (once it is under way) the second. */
 async function twoAtOnce(sessionId: string, second: Record<string, unknown>) {
+  const started = nextSlowStart();
   const first = turn(sessionId, { input: 'Book a flight slowly from Beijing to Shanghai' });
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await started;
   return Promise.all([first, turn(sessionId, second)]);
 }
 
@@ -81,10 +94,12 @@ describe('on_busy', () => {
 
   it('enqueue (the session’s policy): three inputs from two clients run one after another', async () => {
     const session = await newSession({ on_busy: 'enqueue' });
+    const started = nextSlowStart();
     const first = turn(session.id, { input: 'Book a flight slowly from Beijing to Shanghai' });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await started;
     const second = turn(session.id, { input: 'economy' });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The second is queued well before the third comes, and both before the first's second is over.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     const third = turn(session.id, { input: 'next Wednesday' });
     const answers = await Promise.all([first, second, third]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);

@@ -250,13 +250,19 @@ describe('a session’s live events', () => {
     const session = await client.sessions.create({ agent: 'flight_booking' });
     const controller = new AbortController();
     const seen: RunEvent[] = [];
+    let opened: () => void = () => undefined;
+    const open = new Promise<void>((resolve) => {
+      opened = resolve;
+    });
     const reading = (async () => {
-      for await (const event of client.followSession(session.id, { signal: controller.signal })) {
+      const follow = client.followSession(session.id, { signal: controller.signal, onOpen: () => opened() });
+      for await (const event of follow) {
         seen.push(event as RunEvent);
         if (event.type === 'run.completed') controller.abort();
       }
     })().catch((e: unknown) => e);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The stream is answered (the server follows the session) before the turn starts.
+    await open;
     const turn = await client.sessions.turn(session.id, 'Book a flight from Beijing to Shanghai');
     expect(((await reading) as Error).name).toBe('AbortError');
     expect(seen.at(-1)?.data).toEqual(turn);

@@ -264,21 +264,23 @@ describe('the openai model streams its reply', () => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(sse(role));
       for (const text of ['a', 'b', 'c', 'd', 'e']) {
-        await sleep(80);
+        await sleep(400);
         res.write(sse(piece(text)));
       }
       res.end(`${sse(stop)}data: [DONE]\n\n`);
     });
-    expect(await model({ timeoutMs: 250 }).reply({ ...ask, onDelta: () => undefined })).toBe('abcde');
+    // 2 s in all, each piece 0.4 s after the last: a loaded machine's stall of the test server stays well
+    // under the 1.2 s a piece may take.
+    expect(await model({ timeoutMs: 1_200 }).reply({ ...ask, onDelta: () => undefined })).toBe('abcde');
     handlers.push(async (res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write(sse(role) + sse(piece('stalled')));
-      await sleep(1_000);
+      await sleep(3_000);
       if (!res.destroyed) res.end();
     });
-    const error = await failure(model({ timeoutMs: 250 }).reply({ ...ask, onDelta: () => undefined }));
+    const error = await failure(model({ timeoutMs: 1_200 }).reply({ ...ask, onDelta: () => undefined }));
     expect(isAgentStateError(error, 'upstream_unavailable')).toBe(true);
-    expect(error.message).toContain('the stream stopped: no data within 250 ms');
+    expect(error.message).toContain('the stream stopped: no data within 1200 ms');
   });
 });
 

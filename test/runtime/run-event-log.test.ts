@@ -41,18 +41,22 @@ describe('the run event log', () => {
   it('sends a stream in merged chunks, by size or by age, whole and in order', async () => {
     const t = await setup();
     const pieces = Array.from({ length: 60 }, (_, i) => `${i} `.padStart(5, '.'));
+    const started = performance.now();
     for (const piece of pieces) {
       t.log.delta(piece);
       await pause(2);
     }
+    const elapsed = performance.now() - started;
     await pause(80);
     await t.log.drain();
     const events = await t.stored();
     expect(events.every((e) => e.type === 'message.delta')).toBe(true);
     expect(events.map((e) => e.data.text).join('')).toBe(pieces.join(''));
-    // 300 characters over ~120 ms: a few chunks, not 60 writes.
+    // 300 characters over ~120 ms (longer on a loaded machine): a chunk per 100 characters or per 50 ms at
+    // most, plus the last, not 60 writes.
     expect(t.appends()).toBeGreaterThanOrEqual(2);
-    expect(t.appends()).toBeLessThanOrEqual(8);
+    expect(t.appends()).toBeLessThanOrEqual(300 / 100 + Math.ceil(elapsed / 50) + 1);
+    expect(t.appends()).toBeLessThan(pieces.length);
   });
 
   it('sends a short piece once it is 50 ms old', async () => {

@@ -150,13 +150,14 @@ describe('redis expiry on the system clock', () => {
       const tenant_id = `t_${randomUUID()}`;
       for (let i = 0; i < 20; i++) {
         const scope = { tenant_id, user_id: `u_${i}` };
-        const session = await store.createSession(scope, { ttl_seconds: 1 });
+        const session = await store.createSession(scope, { ttl_seconds: 2 });
         await store.appendMessages(scope, session.id, [{ role: 'user', content: `${i}` }]);
       }
       // 3 keys per session; tenants, own, ss, sx; the live-session count of status active
       expect((await keysOf(redis, own)).length).toBe(20 * 3 + 5);
-      // TTL 1 s plus a grace of 1 s; SCAN does not return keys past their TTL.
-      await new Promise((resolve) => setTimeout(resolve, 2_300));
+      // TTL 2 s plus a grace of as much again (4 s: no key is gone before the 20 are counted, even on a loaded
+      // machine); SCAN does not return keys past their TTL.
+      await new Promise((resolve) => setTimeout(resolve, 4_300));
       const left = await keysOf(redis, own);
       expect(left.sort()).toEqual(
         [`${own}:tenants`, ...['own', 'ss', 'sx'].map((k) => new TenantKeys(own, tenant_id).base + k)].sort(),

@@ -152,7 +152,10 @@ describe('sqlite store', () => {
       const appended = await store.appendMessages(scope, session.id, [{ role: 'user', content: 'waited' }]);
       expect(appended.map((m) => m.seq)).toEqual([1]);
       expect(performance.now() - started).toBeGreaterThanOrEqual(70);
-      expect(ticks).toBeGreaterThanOrEqual(5);
+      // The other connection's COMMIT ran on this thread's event loop before the write got the lock, and the
+      // ticker ran meanwhile (how often depends on how busy the machine is).
+      expect(other.inTransaction).toBe(false);
+      expect(ticks).toBeGreaterThanOrEqual(1);
       // The wait changed nothing but the one append, and the next write takes the lock at once.
       const next = await store.appendMessages(scope, session.id, [{ role: 'assistant', content: 'ok' }]);
       expect(next.map((m) => m.seq)).toEqual([2]);
@@ -174,7 +177,7 @@ describe('sqlite store', () => {
     const other = new Database(file);
     other.exec('BEGIN IMMEDIATE');
     // Only a free event loop runs the timer that lets go of the lock (well before the busy timeout), and the
-    // ticker's timers meanwhile (a few at least, however busy this machine is).
+    // ticker's timers meanwhile (at least one, however busy this machine is).
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
     const release = setTimeout(() => other.exec('COMMIT'), 150);
@@ -183,7 +186,7 @@ describe('sqlite store', () => {
       expect(await driver.query.run('INSERT INTO t (x) VALUES (?)', [1])).toBe(1);
       // The other connection's COMMIT ran (on this thread's event loop) before the write got the lock.
       expect(other.inTransaction).toBe(false);
-      expect(ticks).toBeGreaterThanOrEqual(4);
+      expect(ticks).toBeGreaterThanOrEqual(1);
       // Soon after the release (about 160 ms here), not at the busy timeout: 10 s holds on a loaded machine.
       expect(performance.now() - started).toBeLessThan(10_000);
       expect(await driver.query.get('SELECT count(*) AS n FROM t')).toEqual({ n: 1 });
