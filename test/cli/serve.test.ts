@@ -45,7 +45,7 @@ function slowPost(url: string, path: string, body: string, onHalf: () => void): 
       setTimeout(() => {
         onHalf();
         setTimeout(() => socket.write(body.slice(half)), 500);
-      }, 200);
+      }, 1_000); // the server has read the head by then, even on a loaded machine
     });
     let response = '';
     socket.on('data', (chunk) => {
