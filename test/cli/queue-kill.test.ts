@@ -1,7 +1,7 @@
 /**
  * Queued input survives the crash of the server that took it, with real processes: two `agentstate serve`
  * instances on one SQLite file, a session whose policy is `enqueue`, and the demo airline answering each
- * booking 1.5 s after it is on disk (so a confirmed booking keeps the session busy). Instance A runs the
+ * booking 2.5 s after it is on disk (so a confirmed booking keeps the session busy). Instance A runs the
  * booking; meanwhile instance B takes the session's next input, queues it in the store, and is killed
  * (SIGKILL) while it waits for the session. A runs the queued input once its own turn is over: the
  * session holds it once, after the booking, answered.
@@ -38,8 +38,14 @@ async function post(url: string, path: string, body: unknown): Promise<{ status:
   return { status: response.status, json: await response.json() };
 }
 
+/** The bookings the demo airline holds. */
+async function airlineBookings(): Promise<number> {
+  const health = (await (await fetch(`${airline.url}/health`)).json()) as { bookings: number };
+  return health.bookings;
+}
+
 beforeAll(async () => {
-  airline = await startAirlineService({ dataDir: join(tmp.dir, 'airline'), responseDelayMs: 1_500 });
+  airline = await startAirlineService({ dataDir: join(tmp.dir, 'airline'), responseDelayMs: 2_500 });
 }, 60_000);
 
 afterAll(async () => {
@@ -66,9 +72,15 @@ describe('a queued input whose server is killed', { timeout: 120_000 }, () => {
     }
     expect(reply).toMatch(/^Please confirm/);
 
-    // A books (1.5 s at the airline); B takes the next input meanwhile and queues it.
+    // A books (2.5 s at the airline, under the tool's 5 s timeout); B takes the next input meanwhile and
+    // queues it. The airline counts the booking when the request arrives, before its wait: from then on A
+    // is inside its turn.
+    const bookingsBefore = await airlineBookings();
     const booking = post(a.url, `/v1/sessions/${id}/turns`, { input: 'yes' });
-    await sleep(300);
+    for (let tries = 0; (await airlineBookings()) === bookingsBefore; tries++) {
+      expect(tries).toBeLessThan(500);
+      await sleep(20);
+    }
     const queued = fetch(`${b.url}/v1/sessions/${id}/turns`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
