@@ -2,30 +2,24 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { invalidRequest } from '../core/errors.js';
 import type { Action, Checkpoint, Session, Task } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
-import { isValidTimezone } from '../models/rules/dates.js';
 import type { ModelRegistry } from '../models/types.js';
 import { inSpan, linksTo, traceparentOf } from '../observability/tracing.js';
 import type { Scope, StateStore } from '../store/types.js';
 import { DEFAULT_RETRY, type RetryPolicy } from './actions.js';
 import type { AgentRegistry } from './agent.js';
 import { type AnswerParts, answerOf, type TurnOutput } from './answer.js';
-import { CancelWatch, cancelledError, DEFAULT_CANCEL_CHECK_MS, RunCancelled } from './cancel.js';
-import {
-  type ContextOptions,
-  checkContextOptions,
-  compactAfterTurn,
-  compactionNeeded,
-  compactionSettled,
-} from './compaction.js';
+import { CancelWatch, cancelledError, RunCancelled } from './cancel.js';
+import { type ContextOptions, compactAfterTurn, compactionNeeded, compactionSettled } from './compaction.js';
 import { DEFAULT_CONTEXT_MAX_TOKENS } from './conversation.js';
 import type { JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
 import { type ProgramResult, runProgram } from './program.js';
-import { DEFERRED_CHECKPOINT_MS, RunContext, type RunHeader } from './run-context.js';
+import { RunContext, type RunHeader } from './run-context.js';
 import { endCancelled, failed } from './run-endings.js';
 import { RunEventLog, type RunEventLogOptions } from './run-events.js';
 import { markRunForRecovery, type RunRecoveryOptions } from './run-marks.js';
 import { markLocalRun } from './run-notify.js';
+import { runSettingsOf } from './run-settings.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 import { type AnswerReads, collect, finalAnswer, lastRunAnswer, readForAnswer } from './turn-answers.js';
@@ -80,9 +74,9 @@ export interface RuntimeOptions {
   readonly recovery?: RunRecoveryOptions;
   /**
    * How long the run's start checkpoint waits for the run's first commit that stores something, which then
-   * carries it (one write fewer), before it is written on its own (ms, a whole number up to an hour; default 50). A longer
-   * wait saves that write in more runs; a process killed meanwhile leaves the run unstarted, as if it had
-   * not begun (run-context.ts `commitLater`).
+   * carries it (one write fewer), before it is written on its own (ms, a whole number up to an hour; default
+   * 50). A longer wait saves that write in more runs; a process killed meanwhile leaves the run unstarted,
+   * as if it had not begun (run-context.ts `commitLater`).
    */
   readonly checkpointDeferMs?: number;
   /**
@@ -90,18 +84,6 @@ export interface RuntimeOptions {
    * (ms, a whole number up to an hour; default 250). A cancel asked in this process is seen at once.
    */
   readonly cancelCheckMs?: number;
-}
-
-export const DEFAULT_KEEP_RUN_CHECKPOINTS = 20;
-/** The longest `checkpointDeferMs` and `cancelCheckMs`: an hour. */
-const MAX_OPTION_MS = 3_600_000;
-
-/** A runtime option that is a time in ms: `value` checked, or `fallback` when not given. */
-function wholeMs(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 0 || value > MAX_OPTION_MS)
-    throw invalidRequest(`${name}: must be a whole number of ms from 0 to ${MAX_OPTION_MS}, got ${value}`);
-  return value;
 }
 
 export interface TurnRequest extends RuntimeOptions {
@@ -172,15 +154,7 @@ async function executeRun(
   const agent = options.agents.get(header.agent);
   if (agent === undefined)
     throw invalidRequest(`agent ${JSON.stringify(header.agent)} is not in the agent registry`);
-  checkContextOptions(options.context);
-  const keep = options.keepCheckpoints ?? DEFAULT_KEEP_RUN_CHECKPOINTS;
-  if (keep !== false && (!Number.isInteger(keep) || keep < 1))
-    throw invalidRequest(`keepCheckpoints: must be a positive whole number or false, got ${keep}`);
-  const deferMs = wholeMs('checkpointDeferMs', options.checkpointDeferMs, DEFERRED_CHECKPOINT_MS);
-  const cancelCheckMs = wholeMs('cancelCheckMs', options.cancelCheckMs, DEFAULT_CANCEL_CHECK_MS);
-  const timezone = options.timezone ?? 'UTC';
-  if (!isValidTimezone(timezone))
-    throw invalidRequest(`timezone: ${JSON.stringify(timezone)} is not an IANA time zone`);
+  const { keep, timezone, deferMs, cancelCheckMs } = runSettingsOf(options);
   const model = options.models.get(header.model);
   if (model === undefined)
     throw invalidRequest(`model ${JSON.stringify(header.model)} is not in the model registry`);
