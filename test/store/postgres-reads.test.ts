@@ -4,7 +4,7 @@ import { isAgentStateError } from '../../src/core/errors.js';
 import { newId } from '../../src/core/ids.js';
 import { runIdFor } from '../../src/core/run-id.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
-import { ACTION_COLUMNS, TASK_COLUMNS } from '../../src/store/sql/rows.js';
+import { ACTIONS, TASKS } from '../../src/store/sql/rows.js';
 import { NEXT_RUN_ID_JOINS } from '../../src/store/sql/session-head.js';
 import { adminQuery, countingPool, freshSchemas, POSTGRES_URL, schemaUrl } from './postgres-env.js';
 
@@ -138,8 +138,8 @@ describe('postgres store reads', () => {
       return adminQuery(`INSERT INTO "${schema}".${table} (${columns}) SELECT ${select.join(', ')}
         FROM generate_series(1, 9000) AS n CROSS JOIN (SELECT * FROM "${schema}".${table} LIMIT 1) r`);
     };
-    await copies('tasks', TASK_COLUMNS, 'task_bulk');
-    await copies('actions', ACTION_COLUMNS, 'act_bulk');
+    await copies('tasks', TASKS.columns, 'task_bulk');
+    await copies('actions', ACTIONS.columns, 'act_bulk');
     for (const table of ['sessions', 'tasks', 'actions']) await adminQuery(`ANALYZE "${schema}".${table}`);
     const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
     const seen: { text: string; values: unknown[] }[] = [];

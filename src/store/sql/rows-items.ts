@@ -6,7 +6,7 @@ import type { DriverTx, Listed, RequestKeyRow } from '../core/driver.js';
 import type { Scope, StoredResponse } from '../types.js';
 import { LIMIT_PARAM, OptimisticMiss, type SqlParam } from './executor.js';
 import { itemKey } from './known-rows.js';
-import { MEMORY_COLUMNS, toJson, toMemory } from './rows.js';
+import { MEMORY, toJson } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
 
 type ItemRows = Pick<
@@ -38,7 +38,7 @@ export function itemRows({ q, deferred, kept, known, knownRows }: SqlTxEnv): Ite
   const found = (item: MemoryItem) => knownRows?.memory.set(itemKey(item, item.namespace, item.key), item);
   return {
     async getMemory(scope, namespace, key) {
-      const sql = `SELECT ${MEMORY_COLUMNS} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`;
+      const sql = `SELECT ${MEMORY.columns} FROM memory WHERE tenant_id = ? AND user_id = ? AND namespace = ? AND key = ?`;
       const params = [scope.tenant_id, scope.user_id, namespace, key];
       if (deferred !== null) {
         // Optimistic: an item it wrote is read back from what it wrote; any other by its key.
@@ -63,11 +63,11 @@ export function itemRows({ q, deferred, kept, known, knownRows }: SqlTxEnv): Ite
           return stored;
         }
         const row = await deferred.getRow(sql, params);
-        return row === undefined ? null : toMemory(row);
+        return row === undefined ? null : MEMORY.decode(row);
       }
       const row = await q.get(sql, params);
       if (row === undefined) return null;
-      const item = toMemory(row);
+      const item = MEMORY.decode(row);
       found(item);
       return item;
     },
@@ -88,30 +88,21 @@ export function itemRows({ q, deferred, kept, known, knownRows }: SqlTxEnv): Ite
         params.push(page.after);
       }
       const rows = await q.all(
-        `SELECT ${MEMORY_COLUMNS} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
+        `SELECT ${MEMORY.columns} FROM memory WHERE ${conditions.join(' AND ')} ORDER BY key ${LIMIT_PARAM}`,
         [...params, page.limit],
       );
       return rows.map((row): Listed<MemoryItem> => {
-        const item = toMemory(row);
+        const item = MEMORY.decode(row);
         found(item);
         return { rec: item, pos: String(row.key) };
       });
     },
     async putMemory(item) {
       await q.run(
-        `INSERT INTO memory (${MEMORY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO memory (${MEMORY.columns}) VALUES ${MEMORY.placeholders}
           ON CONFLICT (tenant_id, user_id, namespace, key) DO UPDATE SET value = excluded.value,
           created_at = excluded.created_at, updated_at = excluded.updated_at, expires_at = excluded.expires_at`,
-        [
-          item.tenant_id,
-          item.user_id,
-          item.namespace,
-          item.key,
-          toJson(item.value),
-          item.created_at,
-          item.updated_at,
-          item.expires_at,
-        ],
+        MEMORY.params(item),
       );
       if (deferred !== null)
         kept.set(memoryKey(item, item.namespace, item.key), { kind: 'memory', row: item });

@@ -5,7 +5,7 @@ import type { DriverTx, Listed } from '../core/driver.js';
 import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, type SqlParam } from './executor.js';
-import { lineageOf, MESSAGE_COLUMNS, SESSION_COLUMNS, toJson, toMessage, toSession } from './rows.js';
+import { MESSAGES, SESSIONS } from './rows.js';
 import type { SqlTxEnv } from './tx-env.js';
 
 type SessionRows = Pick<
@@ -23,25 +23,6 @@ type SessionRows = Pick<
 
 /** Rows per INSERT when appending messages: bounds the statement variants and their parameters. */
 const INSERT_ROWS = 50;
-const MESSAGE_PLACEHOLDERS = `(${Array(12).fill('?').join(', ')})`;
-
-function messageParams(m: Message): SqlParam[] {
-  return [
-    m.id,
-    m.tenant_id,
-    m.user_id,
-    m.session_id,
-    m.seq,
-    m.role,
-    m.content,
-    m.name,
-    m.tool_calls === null ? null : toJson(m.tool_calls),
-    m.tool_call_id,
-    toJson(m.metadata),
-    m.created_at,
-  ];
-}
-
 /** Sessions kept elsewhere: read there; this database stores none of them nor their messages. */
 function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | null>): SessionRows {
   const refuse = async (): Promise<never> => {
@@ -60,29 +41,24 @@ function elsewhere(read: (scope: ReadScope, id: string) => Promise<Session | nul
   };
 }
 
-const UPDATE_SESSION = `UPDATE sessions SET agent = ?, status = ?, context = ?, version = ?, ttl_seconds = ?,
-  updated_at = ?, last_activity_at = ?, expires_at = ?, ended_at = ?, lineage = ?, kept_until = ?,
-  message_count = message_count + ?
+const SESSION_SET = SESSIONS.assign(
+  'agent status context version ttl_seconds updated_at last_activity_at expires_at ended_at lineage'.split(
+    ' ',
+  ),
+);
+const UPDATE_SESSION = `UPDATE sessions SET ${SESSION_SET.sql}, kept_until = ?, message_count = message_count + ?
   WHERE id = ? AND version = ? AND expires_at = ? AND COALESCE(kept_until, '') = ?`;
 
 function updateParams(next: Session, added: number, previous: Session): SqlParam[] {
+  const { id, version, expires_at, retained_until } = previous;
   return [
-    next.agent,
-    next.status,
-    toJson(next.context),
-    next.version,
-    next.ttl_seconds,
-    next.updated_at,
-    next.last_activity_at,
-    next.expires_at,
-    next.ended_at,
-    lineageOf(next),
+    ...SESSION_SET.params(next),
     next.retained_until ?? null,
     added,
-    previous.id,
-    previous.version,
-    previous.expires_at,
-    previous.retained_until ?? '',
+    id,
+    version,
+    expires_at,
+    retained_until ?? '',
   ];
 }
 
@@ -117,11 +93,11 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
       }
       const where = scopeCheck(scope);
       const row = await q.get(
-        `SELECT ${SESSION_COLUMNS}, message_count FROM sessions WHERE id = ? AND ${where.sql}${sessionLock}`,
+        `SELECT ${SESSIONS.columns}, message_count FROM sessions WHERE id = ? AND ${where.sql}${sessionLock}`,
         [id, ...where.params],
       );
       if (row === undefined) return null;
-      const session = toSession(row);
+      const session = SESSIONS.decode(row);
       known?.touched.sessions.add(id);
       // Only a write transaction keeps what it read (reads outside one share their rows).
       if (seen !== null) {
@@ -149,31 +125,15 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
         params.push(page.after);
       }
       const rows = await q.all(
-        `SELECT ord, ${SESSION_COLUMNS} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
+        `SELECT ord, ${SESSIONS.columns} FROM sessions WHERE ${conditions.join(' AND ')} ORDER BY ord DESC ${LIMIT_PARAM}`,
         [...params, page.limit],
       );
-      return rows.map((row): Listed<Session> => ({ rec: toSession(row), pos: Number(row.ord) }));
+      return rows.map((row): Listed<Session> => ({ rec: SESSIONS.decode(row), pos: Number(row.ord) }));
     },
     async insertSession(s) {
       const changed = await q.run(
-        `INSERT INTO sessions (${SESSION_COLUMNS}, kept_until, message_count) VALUES (${'?, '.repeat(15)}0) ON CONFLICT (id) DO NOTHING`,
-        [
-          s.id,
-          s.tenant_id,
-          s.user_id,
-          s.agent,
-          s.status,
-          toJson(s.context),
-          s.version,
-          s.ttl_seconds,
-          s.created_at,
-          s.updated_at,
-          s.last_activity_at,
-          s.expires_at,
-          s.ended_at,
-          lineageOf(s),
-          s.retained_until ?? null,
-        ],
+        `INSERT INTO sessions (${SESSIONS.columns}, kept_until, message_count) VALUES (${'?, '.repeat(15)}0) ON CONFLICT (id) DO NOTHING`,
+        [...SESSIONS.params(s), s.retained_until ?? null],
       );
       if (changed === 1) {
         counts.set(s.id, { stored: 0, added: 0 });
@@ -228,24 +188,24 @@ export function sessionRows(env: SqlTxEnv): SessionRows {
     },
     async listMessages(session, after_seq, limit) {
       const rows = await q.all(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq ${LIMIT_PARAM}`,
+        `SELECT ${MESSAGES.columns} FROM messages WHERE tenant_id = ? AND session_id = ? AND seq > ? ORDER BY seq ${LIMIT_PARAM}`,
         [session.tenant_id, session.id, after_seq, limit],
       );
-      return rows.map(toMessage);
+      return rows.map(MESSAGES.decode);
     },
     async lastMessages(session, n) {
       const rows = await q.all(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC ${LIMIT_PARAM}`,
+        `SELECT ${MESSAGES.columns} FROM messages WHERE tenant_id = ? AND session_id = ? ORDER BY seq DESC ${LIMIT_PARAM}`,
         [session.tenant_id, session.id, n],
       );
-      return rows.map(toMessage).reverse();
+      return rows.map(MESSAGES.decode).reverse();
     },
     async appendMessages(session, messages) {
       for (let start = 0; start < messages.length; start += INSERT_ROWS) {
         const chunk = messages.slice(start, start + INSERT_ROWS);
         await q.run(
-          `INSERT INTO messages (${MESSAGE_COLUMNS}) VALUES ${chunk.map(() => MESSAGE_PLACEHOLDERS).join(', ')}`,
-          chunk.flatMap(messageParams),
+          `INSERT INTO messages (${MESSAGES.columns}) VALUES ${chunk.map(() => MESSAGES.placeholders).join(', ')}`,
+          chunk.flatMap(MESSAGES.params),
         );
       }
       const count = counts.get(session.id) ?? { stored: 0, added: 0 };

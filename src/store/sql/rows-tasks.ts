@@ -9,15 +9,7 @@ import type { ReadScope } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import { LIMIT_PARAM, OptimisticMiss, type SqlExecutor, type SqlParam, type SqlRow } from './executor.js';
 import { userKey } from './known-rows.js';
-import {
-  ACTION_COLUMNS,
-  EVENT_COLUMNS,
-  TASK_COLUMNS,
-  toAction,
-  toJson,
-  toTask,
-  toTaskEvent,
-} from './rows.js';
+import { ACTIONS, TASK_EVENTS, TASKS } from './rows.js';
 import { OPEN_TASK_STATES_SQL } from './schema.js';
 import type { SqlTxEnv } from './tx-env.js';
 
@@ -67,37 +59,16 @@ async function page<T>(
   return rows.map((row) => ({ rec: map(row), pos: Number(row.ord) }));
 }
 
-const ACTION_VALUES = Array(17).fill('?').join(', ');
-
-const jsonOrNull = (value: JsonValue | null) => (value === null ? null : toJson(value));
-
-/** An action's row, in the order of ACTION_COLUMNS. */
-function actionParams(a: Action): SqlParam[] {
-  const { id, tenant_id, user_id, task_id, session_id, type, tool, idempotency_key, status } = a;
-  return [
-    ...[id, tenant_id, user_id, task_id, session_id, type, tool, toJson(a.params), idempotency_key, status],
-    ...[jsonOrNull(a.result), jsonOrNull(a.error), a.attempts, a.note, a.created_at, a.updated_at],
-    a.completed_at,
-  ];
-}
-
-const UPDATE_TASK = `UPDATE tasks SET state = ?, slots = ?, status_line = ?, data = ?, session_id = ?, version = ?,
-  updated_at = ?, closed_at = ? WHERE id = ? AND version = ?`;
-
-function updateTaskParams(next: Task, previous: Task): SqlParam[] {
-  return [
-    next.state,
-    toJson(next.slots),
-    next.status_line,
-    toJson(next.data),
-    next.session_id,
-    next.version,
-    next.updated_at,
-    next.closed_at,
-    previous.id,
-    previous.version,
-  ];
-}
+const TASK_SET = TASKS.assign(
+  'state slots status_line data session_id version updated_at closed_at'.split(' '),
+);
+const UPDATE_TASK = `UPDATE tasks SET ${TASK_SET.sql} WHERE id = ? AND version = ?`;
+const updateTaskParams = (next: Task, previous: Task): SqlParam[] => [
+  ...TASK_SET.params(next),
+  previous.id,
+  previous.version,
+];
+const ACTION_SET = ACTIONS.assign('status result error note attempts updated_at completed_at'.split(' '));
 
 const HOLD_TASK = 'SELECT 1 FROM tasks WHERE id = ? AND version = ? AND created_at = ? FOR SHARE';
 const HOLD_ACTION =
@@ -113,7 +84,7 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
   return {
     async getTask(scope, id) {
       const where = scopeCheck(scope);
-      const sql = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ? AND ${where.sql}`;
+      const sql = `SELECT ${TASKS.columns} FROM tasks WHERE id = ? AND ${where.sql}`;
       if (deferred !== null) {
         // Optimistic: a task it wrote is read back from what it wrote; any other by its key.
         const own = kept.get(`task:${id}`);
@@ -128,12 +99,12 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
         }
         const row = await deferred.getRow(sql, [id, ...where.params]);
         if (row === undefined) return null;
-        const task = toTask(row);
+        const task = TASKS.decode(row);
         known?.tasksRead.set(id, task);
         return task;
       }
       const row = await q.get(sql, [id, ...where.params]);
-      return row === undefined ? null : toTask(row);
+      return row === undefined ? null : TASKS.decode(row);
     },
     listTasks(scope, filter, at) {
       const filters: [string, SqlParam[]][] = [];
@@ -145,33 +116,19 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
         if (sameStates(states, OPEN_TASK_STATES)) filters.push([OPEN_TASK_STATES_SQL, []]);
         else filters.push([`state IN (${states.map(() => '?').join(', ')})`, [...states]]);
       }
-      return page(q, 'tasks', TASK_COLUMNS, scope, filters, at, toTask);
+      return page(q, 'tasks', TASKS.columns, scope, filters, at, TASKS.decode);
     },
     async listTaskEvents(task) {
       const rows = await q.all(
-        `SELECT ${EVENT_COLUMNS} FROM task_events WHERE tenant_id = ? AND task_id = ? ORDER BY task_version`,
+        `SELECT ${TASK_EVENTS.columns} FROM task_events WHERE tenant_id = ? AND task_id = ? ORDER BY task_version`,
         [task.tenant_id, task.id],
       );
-      return rows.map(toTaskEvent);
+      return rows.map(TASK_EVENTS.decode);
     },
     async insertTask(t: Task) {
       const changed = await q.run(
-        `INSERT INTO tasks (${TASK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-        [
-          t.id,
-          t.tenant_id,
-          t.user_id,
-          t.session_id,
-          t.type,
-          t.state,
-          toJson(t.slots),
-          t.status_line,
-          toJson(t.data),
-          t.version,
-          t.created_at,
-          t.updated_at,
-          t.closed_at,
-        ],
+        `INSERT INTO tasks (${TASKS.columns}) VALUES ${TASKS.placeholders} ON CONFLICT (id) DO NOTHING`,
+        TASKS.params(t),
       );
       if (changed === 1 && deferred !== null)
         kept.set(`task:${t.id}`, { kind: 'task', row: t, previous: null });
@@ -191,18 +148,10 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
       return changed === 1;
     },
     async addTaskEvent(e: StoredTaskEvent) {
-      await q.run(`INSERT INTO task_events (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-        e.id,
-        e.tenant_id,
-        e.user_id,
-        e.task_id,
-        e.from_state,
-        e.to_state,
-        e.cause,
-        e.task_version,
-        e.at,
-        e.snapshot === undefined ? null : JSON.stringify(e.snapshot),
-      ]);
+      await q.run(
+        `INSERT INTO task_events (${TASK_EVENTS.columns}) VALUES ${TASK_EVENTS.placeholders}`,
+        TASK_EVENTS.params(e),
+      );
     },
     knownOpenTasks(scope, session_id, limit) {
       if (deferred === null || known === null || scope.user_id === undefined) return null;
@@ -244,11 +193,11 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
         return stored;
       }
       const where = scopeCheck(scope);
-      const row = await q.get(`SELECT ${ACTION_COLUMNS} FROM actions WHERE id = ? AND ${where.sql}`, [
+      const row = await q.get(`SELECT ${ACTIONS.columns} FROM actions WHERE id = ? AND ${where.sql}`, [
         id,
         ...where.params,
       ]);
-      return row === undefined ? null : toAction(row);
+      return row === undefined ? null : ACTIONS.decode(row);
     },
     async getActionByKey(scope, key) {
       // Optimistic: a write looks a key up to begin its action, which finds it free nearly always. Taken, the
@@ -259,20 +208,20 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
         return null;
       }
       const row = await q.get(
-        `SELECT ${ACTION_COLUMNS} FROM actions WHERE tenant_id = ? AND user_id = ? AND idempotency_key = ?`,
+        `SELECT ${ACTIONS.columns} FROM actions WHERE tenant_id = ? AND user_id = ? AND idempotency_key = ?`,
         [scope.tenant_id, scope.user_id, key],
       );
-      return row === undefined ? null : toAction(row);
+      return row === undefined ? null : ACTIONS.decode(row);
     },
     listActions(scope, filter, at) {
       const filters: [string, SqlParam[]][] = [];
       if (filter.task_id !== undefined) filters.push(['task_id = ?', [filter.task_id]]);
       if (filter.status !== undefined) filters.push(['status = ?', [filter.status]]);
-      return page(q, 'actions', ACTION_COLUMNS, scope, filters, at, toAction);
+      return page(q, 'actions', ACTIONS.columns, scope, filters, at, ACTIONS.decode);
     },
     async insertAction(a: Action) {
-      const params = actionParams(a);
-      const sql = `INSERT INTO actions (${ACTION_COLUMNS}) VALUES (${ACTION_VALUES}) ON CONFLICT DO NOTHING`;
+      const params = ACTIONS.params(a);
+      const sql = `INSERT INTO actions (${ACTIONS.columns}) VALUES ${ACTIONS.placeholders} ON CONFLICT DO NOTHING`;
       if (deferred !== null) {
         for (const other of known?.actions.values() ?? [])
           if (other.idempotency_key === a.idempotency_key) throw new OptimisticMiss('one key begun twice');
@@ -285,20 +234,8 @@ export function taskRows({ q, deferred, kept, known }: SqlTxEnv): TaskRows {
     },
     async replaceAction(next, previous) {
       const changed = await q.run(
-        `UPDATE actions SET status = ?, result = ?, error = ?, note = ?, attempts = ?, updated_at = ?, completed_at = ?
-          WHERE id = ? AND status = ? AND attempts = ?`,
-        [
-          next.status,
-          jsonOrNull(next.result),
-          jsonOrNull(next.error),
-          next.note,
-          next.attempts,
-          next.updated_at,
-          next.completed_at,
-          previous.id,
-          previous.status,
-          previous.attempts,
-        ],
+        `UPDATE actions SET ${ACTION_SET.sql} WHERE id = ? AND status = ? AND attempts = ?`,
+        [...ACTION_SET.params(next), previous.id, previous.status, previous.attempts],
       );
       if (changed === 1) known?.actions.set(next.id, next);
       return changed === 1;

@@ -9,15 +9,11 @@ import type { HeadReads } from '../core/driver.js';
 import type { ReadScope, SessionHead } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
-import { MESSAGE_COLUMNS, SESSION_COLUMNS, TASK_COLUMNS, toMessage, toSession, toTask } from './rows.js';
+import { MESSAGES, SESSIONS, TASKS } from './rows.js';
 import { OPEN_TASK_STATES_SQL } from './schema.js';
 
-const HEAD_SESSION_COLUMNS = SESSION_COLUMNS.split(', ')
-  .map((column) => `s.${column}`)
-  .join(', ');
-const HEAD_MESSAGE_COLUMNS = MESSAGE_COLUMNS.split(', ')
-  .map((column) => `m.${column} AS m_${column}`)
-  .join(', ');
+const HEAD_SESSION_COLUMNS = SESSIONS.names.map((column) => `s.${column}`).join(', ');
+const HEAD_MESSAGE_COLUMNS = MESSAGES.names.map((column) => `m.${column} AS m_${column}`).join(', ');
 
 const BASE32 = "'abcdefghijklmnopqrstuvwxyz234567'";
 const base32Char = (bits: string) => `substr(${BASE32}, (${bits})::int + 1, 1)`;
@@ -55,7 +51,7 @@ export async function selectSessionHead(
   let openColumn = '';
   if (reads.openTasks !== null) {
     const tasksWhere = scopeWhere(scope);
-    openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASK_COLUMNS} FROM tasks
+    openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASKS.columns} FROM tasks
       WHERE ${tasksWhere.sql} AND ${OPEN_TASK_STATES_SQL} ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
     params.push(...tasksWhere.params, reads.openTasks);
   }
@@ -72,7 +68,7 @@ export async function selectSessionHead(
   const where = scopeCheck(scope, 's.');
   const row = await q.get(
     `SELECT ${HEAD_SESSION_COLUMNS}, s.message_count AS head_message_count, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
-      LEFT JOIN LATERAL (SELECT ${MESSAGE_COLUMNS} FROM messages
+      LEFT JOIN LATERAL (SELECT ${MESSAGES.columns} FROM messages
         WHERE tenant_id = s.tenant_id AND session_id = s.id ORDER BY seq DESC LIMIT 1) m ON true${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
     [...params, id, ...where.params, now],
@@ -81,18 +77,18 @@ export async function selectSessionHead(
   let message: Message | null = null;
   if (row.m_id !== null && row.m_id !== undefined) {
     const fields: SqlRow = {};
-    for (const column of MESSAGE_COLUMNS.split(', ')) fields[column] = row[`m_${column}`];
-    message = toMessage(fields);
+    for (const column of MESSAGES.names) fields[column] = row[`m_${column}`];
+    message = MESSAGES.decode(fields);
   }
-  let head: SessionHead = { session: toSession(row), last_message: message };
+  let head: SessionHead = { session: SESSIONS.decode(row), last_message: message };
   let open: Task[] = [];
   if (reads.openTasks !== null) {
     const listed = Array.isArray(row.open_tasks) ? (row.open_tasks as SqlRow[]) : [];
-    head = { ...head, open_tasks: listed.map(toTask) };
-    open = listed.map(toTask);
+    head = { ...head, open_tasks: listed.map(TASKS.decode) };
+    open = listed.map(TASKS.decode);
   }
   const all = reads.openTasks !== null && open.length < reads.openTasks;
-  seen?.(toSession(row), Number(row.head_message_count), open, all);
+  seen?.(SESSIONS.decode(row), Number(row.head_message_count), open, all);
   if (!reads.nextRun) return head;
   const runId = runIdFor(id, message?.seq ?? 0);
   const label =
