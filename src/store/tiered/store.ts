@@ -55,6 +55,16 @@ export class TieredStore implements t.StateStore {
     }
   }
 
+  /** The call `name` of one tier's store as it is, its errors under the tiered store's name. */
+  private pass<K extends keyof t.StateStore>(tier: Tier, name: K): t.StateStore[K] {
+    const call = (...args: unknown[]) =>
+      this.run(tier, () => {
+        const store = tier === 'redis' ? this.redis : this.pg;
+        return (store[name] as (...args: unknown[]) => Promise<unknown>).apply(store, args);
+      });
+    return call as t.StateStore[K];
+  }
+
   /** Checks a read scope and a session id, then runs `work` holding that session's turn lock. */
   private locked<T>(scope: t.ReadScope, id: string, work: () => Promise<T>): Promise<T> {
     return this.run('redis', () => {
@@ -65,15 +75,12 @@ export class TieredStore implements t.StateStore {
   }
 
   // sessions and messages: Redis
-  createSession: t.StateStore['createSession'] = (s, input) =>
-    this.run('redis', () => this.redis.createSession(s, input));
-  getSession: t.StateStore['getSession'] = (s, id) => this.run('redis', () => this.redis.getSession(s, id));
-  listSessions: t.StateStore['listSessions'] = (s, q) =>
-    this.run('redis', () => this.redis.listSessions(s, q));
+  createSession = this.pass('redis', 'createSession');
+  getSession = this.pass('redis', 'getSession');
+  listSessions = this.pass('redis', 'listSessions');
   updateSession: t.StateStore['updateSession'] = (s, id, expected, patch) =>
     this.locked(s, id, () => this.redis.updateSession(s, id, expected, patch));
-  touchSession: t.StateStore['touchSession'] = (s, id) =>
-    this.run('redis', () => this.redis.touchSession(s, id));
+  touchSession = this.pass('redis', 'touchSession');
   endSession: t.StateStore['endSession'] = (s, id) => this.locked(s, id, () => this.redis.endSession(s, id));
   deleteSession: t.StateStore['deleteSession'] = (s, id) =>
     this.locked(s, id, () => this.redis.deleteSession(s, id));
@@ -115,8 +122,7 @@ export class TieredStore implements t.StateStore {
       );
       return result;
     });
-  listBranches: t.StateStore['listBranches'] = (s, id, q) =>
-    this.run('redis', () => this.redis.listBranches(s, id, q));
+  listBranches = this.pass('redis', 'listBranches');
 
   /** Under the session's turn lock: a turn with run events has told what seqs its messages get (turn.ts). */
   appendMessages: t.StateStore['appendMessages'] = (s, id, m) =>
@@ -127,10 +133,8 @@ export class TieredStore implements t.StateStore {
       checkMessages(env, m, 'messages');
       return this.deps.locks.with(s.tenant_id, [id], () => this.redis.appendMessages(s, id, m));
     });
-  listMessages: t.StateStore['listMessages'] = (s, id, q) =>
-    this.run('redis', () => this.redis.listMessages(s, id, q));
-  lastMessages: t.StateStore['lastMessages'] = (s, id, n) =>
-    this.run('redis', () => this.redis.lastMessages(s, id, n));
+  listMessages = this.pass('redis', 'listMessages');
+  lastMessages = this.pass('redis', 'lastMessages');
   getSessionHead: t.StateStore['getSessionHead'] = async (s, id, options = {}) => {
     // The head from Redis; the open tasks, when asked, from PostgreSQL (where tasks live).
     // The next run's checkpoint label, when asked, from PostgreSQL too (where checkpoints live).
@@ -179,7 +183,7 @@ export class TieredStore implements t.StateStore {
       if (task !== null) await this.deps.hot.put([task]);
       return task;
     });
-  listTasks: t.StateStore['listTasks'] = (s, q) => this.run('postgres', () => this.pg.listTasks(s, q));
+  listTasks = this.pass('postgres', 'listTasks');
   updateTask: t.StateStore['updateTask'] = (s, id, expected, patch) =>
     this.run('postgres', async () => {
       const { v } = this.deps.env;
@@ -211,8 +215,7 @@ export class TieredStore implements t.StateStore {
       await this.deps.hot.put([task]);
       return task;
     });
-  listTaskEvents: t.StateStore['listTaskEvents'] = (s, id) =>
-    this.run('postgres', () => this.pg.listTaskEvents(s, id));
+  listTaskEvents = this.pass('postgres', 'listTaskEvents');
 
   // actions, checkpoints, memory, leases, request keys: PostgreSQL
   beginAction: t.StateStore['beginAction'] = (s, input) =>
@@ -226,18 +229,13 @@ export class TieredStore implements t.StateStore {
         return existing === null ? null : begin;
       });
     });
-  getAction: t.StateStore['getAction'] = (s, id) => this.run('postgres', () => this.pg.getAction(s, id));
-  getActionByKey: t.StateStore['getActionByKey'] = (s, key) =>
-    this.run('postgres', () => this.pg.getActionByKey(s, key));
-  completeAction: t.StateStore['completeAction'] = (s, id, c) =>
-    this.run('postgres', () => this.pg.completeAction(s, id, c));
-  markActionUnknown: t.StateStore['markActionUnknown'] = (s, id, note) =>
-    this.run('postgres', () => this.pg.markActionUnknown(s, id, note));
-  resolveAction: t.StateStore['resolveAction'] = (s, id, r) =>
-    this.run('postgres', () => this.pg.resolveAction(s, id, r));
-  recordAttempt: t.StateStore['recordAttempt'] = (s, id) =>
-    this.run('postgres', () => this.pg.recordAttempt(s, id));
-  listActions: t.StateStore['listActions'] = (s, q) => this.run('postgres', () => this.pg.listActions(s, q));
+  getAction = this.pass('postgres', 'getAction');
+  getActionByKey = this.pass('postgres', 'getActionByKey');
+  completeAction = this.pass('postgres', 'completeAction');
+  markActionUnknown = this.pass('postgres', 'markActionUnknown');
+  resolveAction = this.pass('postgres', 'resolveAction');
+  recordAttempt = this.pass('postgres', 'recordAttempt');
+  listActions = this.pass('postgres', 'listActions');
 
   putCheckpoint: t.StateStore['putCheckpoint'] = (s, input) =>
     this.run('postgres', () => {
@@ -257,45 +255,29 @@ export class TieredStore implements t.StateStore {
         },
       );
     });
-  getCheckpoint: t.StateStore['getCheckpoint'] = (s, id) =>
-    this.run('postgres', () => this.pg.getCheckpoint(s, id));
-  latestCheckpoint: t.StateStore['latestCheckpoint'] = (s, run) =>
-    this.run('postgres', () => this.pg.latestCheckpoint(s, run));
-  listCheckpoints: t.StateStore['listCheckpoints'] = (s, run, q) =>
-    this.run('postgres', () => this.pg.listCheckpoints(s, run, q));
-  pruneCheckpoints: t.StateStore['pruneCheckpoints'] = (s, run, keep) =>
-    this.run('postgres', () => this.pg.pruneCheckpoints(s, run, keep));
+  getCheckpoint = this.pass('postgres', 'getCheckpoint');
+  latestCheckpoint = this.pass('postgres', 'latestCheckpoint');
+  listCheckpoints = this.pass('postgres', 'listCheckpoints');
+  pruneCheckpoints = this.pass('postgres', 'pruneCheckpoints');
 
-  putMemory: t.StateStore['putMemory'] = (s, input) =>
-    this.run('postgres', () => this.pg.putMemory(s, input));
-  getMemory: t.StateStore['getMemory'] = (s, ns, key) =>
-    this.run('postgres', () => this.pg.getMemory(s, ns, key));
-  deleteMemory: t.StateStore['deleteMemory'] = (s, ns, key) =>
-    this.run('postgres', () => this.pg.deleteMemory(s, ns, key));
-  listMemory: t.StateStore['listMemory'] = (s, ns, q) =>
-    this.run('postgres', () => this.pg.listMemory(s, ns, q));
+  putMemory = this.pass('postgres', 'putMemory');
+  getMemory = this.pass('postgres', 'getMemory');
+  deleteMemory = this.pass('postgres', 'deleteMemory');
+  listMemory = this.pass('postgres', 'listMemory');
 
-  acquireLease: t.StateStore['acquireLease'] = (s, name, owner, ms) =>
-    this.run('postgres', () => this.pg.acquireLease(s, name, owner, ms));
-  releaseLease: t.StateStore['releaseLease'] = (s, name, owner) =>
-    this.run('postgres', () => this.pg.releaseLease(s, name, owner));
-  claimRequestKey: t.StateStore['claimRequestKey'] = (s, key, hash, ttl, inProgressTtl) =>
-    this.run('postgres', () => this.pg.claimRequestKey(s, key, hash, ttl, inProgressTtl));
-  completeRequestKey: t.StateStore['completeRequestKey'] = (s, key, response) =>
-    this.run('postgres', () => this.pg.completeRequestKey(s, key, response));
-  releaseRequestKey: t.StateStore['releaseRequestKey'] = (s, key) =>
-    this.run('postgres', () => this.pg.releaseRequestKey(s, key));
-  renewRequestKey: t.StateStore['renewRequestKey'] = (s, key, hash, inProgressTtl) =>
-    this.run('postgres', () => this.pg.renewRequestKey(s, key, hash, inProgressTtl));
+  acquireLease = this.pass('postgres', 'acquireLease');
+  releaseLease = this.pass('postgres', 'releaseLease');
+  claimRequestKey = this.pass('postgres', 'claimRequestKey');
+  completeRequestKey = this.pass('postgres', 'completeRequestKey');
+  releaseRequestKey = this.pass('postgres', 'releaseRequestKey');
+  renewRequestKey = this.pass('postgres', 'renewRequestKey');
 
   commitTurn: t.StateStore['commitTurn'] = (s, batch) =>
     this.run('redis', () => commitTurn(this.deps, s, batch));
 
   // run events: PostgreSQL, beside the run's tasks, actions and checkpoints (the session read from Redis)
-  appendRunEvents: t.StateStore['appendRunEvents'] = (s, append) =>
-    this.run('postgres', () => this.pg.appendRunEvents(s, append));
-  listRunEvents: t.StateStore['listRunEvents'] = (s, id, run, q) =>
-    this.run('postgres', () => this.pg.listRunEvents(s, id, run, q));
+  appendRunEvents = this.pass('postgres', 'appendRunEvents');
+  listRunEvents = this.pass('postgres', 'listRunEvents');
 
   /**
    * Expired sessions and their messages (Redis; the count returned), then PostgreSQL's expired memory,
@@ -309,9 +291,9 @@ export class TieredStore implements t.StateStore {
     });
 
   /** Sessions live in Redis: its per-status counts. */
-  sessionStats: t.StateStore['sessionStats'] = () => this.run('redis', () => this.redis.sessionStats());
+  sessionStats = this.pass('redis', 'sessionStats');
   /** Actions live in PostgreSQL: its indexed counts (the Redis tier holds no actions). */
-  actionStats: t.StateStore['actionStats'] = () => this.run('postgres', () => this.pg.actionStats());
+  actionStats = this.pass('postgres', 'actionStats');
   /** Tasks, actions and checkpoints live in PostgreSQL; the hot copies of deleted tasks become tombstones. */
   sweepRetention: t.StateStore['sweepRetention'] = (cutoffs, limit) =>
     this.run('postgres', async () => {
