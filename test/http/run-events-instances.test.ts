@@ -62,8 +62,8 @@ function instancesSuite(name: string, open: () => { url: string; cleanup: () => 
     let token = '';
 
     beforeAll(async () => {
-      // About 1.5 s of reply: 240 characters, 4 every 25 ms.
-      model = await startSlowModel({ replyChars: 240, pieceChars: 4, pieceMs: 25 });
+      // About 3 s of reply: 480 characters, 4 every 25 ms (B, following after A is left, sees a good part).
+      model = await startSlowModel({ replyChars: 480, pieceChars: 4, pieceMs: 25 });
       const config = join(dir, 'config.json');
       writeFileSync(config, slowModelConfig(model.baseURL));
       const env = { AGENTSTATE_API_KEYS: `${TENANT}:${API_KEY}`, AGENTSTATE_JWT_SECRET: JWT_SECRET };
