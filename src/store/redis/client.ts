@@ -21,35 +21,27 @@ export const ADAPTER = 'redis';
 export type ScriptArg = string | number | Buffer;
 export type ScriptFn = (numKeys: number, ...args: ScriptArg[]) => Promise<unknown>;
 
-export interface RedisScripts {
-  readonly plan: ScriptFn;
-  readonly sweepSession: ScriptFn;
-  readonly checkpointRead: ScriptFn;
-  readonly retention: ScriptFn;
-  readonly releaseOwners: ScriptFn;
-  readonly claimOwners: ScriptFn;
-  readonly sweepRunEvents: ScriptFn;
-  readonly removeDue: ScriptFn;
-}
-
 export interface ConnectOptions {
   /** Milliseconds to wait for a connection. Default 2000. */
   readonly connectTimeoutMs?: number;
 }
 
+/** The Lua scripts, each defined on the client as `agentstate_<name>` (EVALSHA, EVAL when not cached). */
 const SCRIPTS = {
-  agentstatePlan: PLAN_LUA,
-  agentstateSweepSession: SWEEP_SESSION_LUA,
-  agentstateCheckpointRead: CHECKPOINT_READ_LUA,
-  agentstateRetention: RETENTION_LUA,
-  agentstateReleaseOwners: RELEASE_OWNERS_LUA,
-  agentstateClaimOwners: CLAIM_OWNERS_LUA,
-  agentstateSweepRunEvents: SWEEP_RUN_EVENTS_LUA,
-  agentstateRemoveDue: REMOVE_DUE_LUA,
+  plan: PLAN_LUA,
+  sweepSession: SWEEP_SESSION_LUA,
+  checkpointRead: CHECKPOINT_READ_LUA,
+  retention: RETENTION_LUA,
+  releaseOwners: RELEASE_OWNERS_LUA,
+  claimOwners: CLAIM_OWNERS_LUA,
+  sweepRunEvents: SWEEP_RUN_EVENTS_LUA,
+  removeDue: REMOVE_DUE_LUA,
 } as const;
 
-function bound(redis: Redis, name: keyof typeof SCRIPTS): ScriptFn {
-  const fn = (redis as unknown as Record<string, ScriptFn>)[name];
+export type RedisScripts = { readonly [name in keyof typeof SCRIPTS]: ScriptFn };
+
+function bound(redis: Redis, name: string): ScriptFn {
+  const fn = (redis as unknown as Record<string, ScriptFn>)[`agentstate_${name}`];
   if (fn === undefined) throw new AgentStateError('internal', `[redis] script ${name} is not defined`);
   return fn.bind(redis);
 }
@@ -96,20 +88,12 @@ export function createClient(
       });
   // Errors surface on the calls that fail; without a listener ioredis would log every reconnect attempt.
   redis.on('error', () => {});
-  for (const [name, lua] of Object.entries(SCRIPTS)) redis.defineCommand(name, { lua });
-  return {
-    redis,
-    scripts: {
-      plan: bound(redis, 'agentstatePlan'),
-      sweepSession: bound(redis, 'agentstateSweepSession'),
-      checkpointRead: bound(redis, 'agentstateCheckpointRead'),
-      retention: bound(redis, 'agentstateRetention'),
-      releaseOwners: bound(redis, 'agentstateReleaseOwners'),
-      claimOwners: bound(redis, 'agentstateClaimOwners'),
-      sweepRunEvents: bound(redis, 'agentstateSweepRunEvents'),
-      removeDue: bound(redis, 'agentstateRemoveDue'),
-    },
-  };
+  const scripts: Record<string, ScriptFn> = {};
+  for (const [name, lua] of Object.entries(SCRIPTS)) {
+    redis.defineCommand(`agentstate_${name}`, { lua });
+    scripts[name] = bound(redis, name);
+  }
+  return { redis, scripts: scripts as RedisScripts };
 }
 
 /** Replies that mean "not now" (loading, failover, cluster reconfiguring, out of memory): unavailable. */
