@@ -57,6 +57,38 @@ describe('BlobCache', () => {
     expect(new BlobCache(0).collect('run', ['x'], new Map())).toEqual(['x']);
   });
 
+  it('evicts in least recently used order through many rounds of adds, touches and evictions', () => {
+    // A reference LRU of the same bound (10 entries of 1 character), checked after every step.
+    const cache = new BlobCache(10);
+    const order: string[] = [];
+    const use = (hash: string) => {
+      const at = order.indexOf(hash);
+      if (at >= 0) order.splice(at, 1);
+      order.push(hash);
+      if (order.length > 10) order.shift();
+    };
+    let seed = 7;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed;
+    };
+    for (let step = 0; step < 2000; step++) {
+      if (next() % 3 === 0 && order.length > 0) {
+        const hash = order[next() % order.length] as string;
+        expect(cache.collect('run', [hash], new Map())).toEqual([]);
+        use(hash);
+      } else {
+        const hash = `h${step}`;
+        cache.add('run', [blob(hash, null, 'x')]);
+        use(hash);
+      }
+      expect(cache.size).toBe(order.length);
+    }
+    const held = Array.from({ length: 2000 }, (_, i) => `h${i}`);
+    const missing = new Set(cache.collect('run', held, new Map()));
+    expect(held.filter((hash) => !missing.has(hash)).sort()).toEqual([...order].sort());
+  });
+
   it('keeps the whole value of a checkpoint read alone, and hands out copies of it', () => {
     const cache = new BlobCache(1000);
     cache.add('run', [blob('w', null, '[{"a":1}]'), blob('x', 'w', '[{"b":2}]')]);

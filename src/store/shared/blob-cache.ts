@@ -37,6 +37,8 @@ export class BlobCache {
   private readonly entries = new Map<string, Entry>();
   private readonly manifests = new Map<string, Manifest>();
   private chars = 0;
+  /** Where the last eviction stopped, in the entries' order (least recently used first). */
+  private oldest: Iterator<[string, Entry]> | null = null;
 
   constructor(private readonly maxChars = BLOB_CACHE_CHARS) {}
 
@@ -174,10 +176,21 @@ export class BlobCache {
     this.entries.set(key, entry);
   }
 
+  /**
+   * Drops the least recently used entries while over the bound. The walk goes on from where the last one
+   * stopped: a new iterator would first step over every entry deleted from the front of the Map since V8
+   * last compacted it (each eviction and each touch leaves one), which cost more than the rest of a put.
+   */
   private trim(): void {
     while (this.chars > this.maxChars) {
-      const [oldest, entry] = this.entries.entries().next().value as [string, Entry];
-      this.entries.delete(oldest);
+      let next = this.oldest?.next();
+      if (next === undefined || next.done === true) {
+        this.oldest = this.entries.entries();
+        next = this.oldest.next();
+      }
+      if (next.done === true) return;
+      const [key, entry] = next.value;
+      this.entries.delete(key);
       this.chars -= entry.blob.data.length + entry.wholeChars;
     }
   }
