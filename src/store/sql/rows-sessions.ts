@@ -1,5 +1,5 @@
 /** Session and message rows of the SQL driver. */
-import type { Message, Session } from '../../core/model.js';
+import type { Session } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
 import type { DriverTx, Listed } from '../core/driver.js';
 import type { ReadScope } from '../types.js';

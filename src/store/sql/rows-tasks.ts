@@ -1,6 +1,5 @@
 /** Task, task event and action rows of the SQL driver. */
 
-import type { JsonValue } from '../../core/json.js';
 import type { Action, Task } from '../../core/model.js';
 import { OPEN_TASK_STATES, type TaskState } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
