@@ -6,8 +6,10 @@
  * Cost: deciding reads at most `thresholdTokens` worth of messages backwards; compacting reads the range
  * being summarized once, forwards, in pages of 500.
  */
+
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Message, Session } from '../core/model.js';
+import { RecentMap } from '../core/recent-map.js';
 import { cacheIdentity } from '../store/cache-identity.js';
 import type { ReadScope, Scope, StateStore } from '../store/types.js';
 import { storedMessageTokens } from './message-tokens.js';
@@ -55,23 +57,21 @@ interface KnownHistory {
 
 /** Sessions remembered per store; the least recently checked go first. */
 const KNOWN_SESSIONS = 20_000;
-const knownByStore = new WeakMap<object, Map<string, KnownHistory>>();
+const knownByStore = new WeakMap<object, RecentMap<string, KnownHistory>>();
 
-function knownHistories(store: StateStore): Map<string, KnownHistory> {
+function knownHistories(store: StateStore): RecentMap<string, KnownHistory> {
   const identity = cacheIdentity(store);
   let known = knownByStore.get(identity);
   if (known === undefined) {
-    known = new Map();
+    known = new RecentMap(KNOWN_SESSIONS);
     knownByStore.set(identity, known);
   }
   return known;
 }
 
-function remember(histories: Map<string, KnownHistory>, key: string, known: KnownHistory | null): void {
-  histories.delete(key);
-  if (known === null) return;
-  if (histories.size >= KNOWN_SESSIONS) histories.delete(histories.keys().next().value as string);
-  histories.set(key, known);
+function remember(histories: RecentMap<string, KnownHistory>, key: string, known: KnownHistory | null): void {
+  if (known === null) histories.delete(key);
+  else histories.set(key, known);
 }
 
 /** The bound after `growth`, when it follows what is known with no gap; null otherwise. */
@@ -114,7 +114,7 @@ function historyKeyOf(session: Session): string {
 
 /** True (and remembered) when the bound after `growth` puts the history under the threshold. */
 function underByBound(
-  histories: Map<string, KnownHistory>,
+  histories: RecentMap<string, KnownHistory>,
   historyKey: string,
   growth: HistoryGrowth | undefined,
   cost: (m: Message) => number,

@@ -4,27 +4,24 @@
  * object and bounded (the oldest entries go first).
  */
 import type { Message } from '../core/model.js';
+import { RecentMap } from '../core/recent-map.js';
 import { countMessage, toChatMessage } from './chat-format.js';
 import type { Tokenizer } from './tokenizer.js';
 
 const MAX_ENTRIES = 20_000;
-const byTokenizer = new WeakMap<Tokenizer, Map<string, number>>();
+const byTokenizer = new WeakMap<Tokenizer, RecentMap<string, number>>();
 
 /** The tokens of a stored message as a chat message (what countMessage(toChatMessage(m)) gives). */
 export function storedMessageTokens(tokenizer: Tokenizer, message: Message): number {
   let counts = byTokenizer.get(tokenizer);
   if (counts === undefined) {
-    counts = new Map();
+    counts = new RecentMap(MAX_ENTRIES);
     byTokenizer.set(tokenizer, counts);
   }
   const key = `${message.tenant_id}\u0000${message.id}`;
   const known = counts.get(key);
   if (known !== undefined) return known;
   const n = countMessage(tokenizer, toChatMessage(message));
-  if (counts.size >= MAX_ENTRIES) {
-    const oldest = counts.keys().next().value;
-    if (oldest !== undefined) counts.delete(oldest);
-  }
   counts.set(key, n);
   return n;
 }

@@ -4,6 +4,8 @@
  * verified hits. An entry is used only while the token is unexpired by the server's clock and is dropped
  * as soon as it is not; at most `capacity` entries, the least recently used going first.
  */
+import { RecentMap } from '../core/recent-map.js';
+
 export interface CachedToken<T> {
   readonly value: T;
   /** The token's `exp` claim, seconds since the epoch. */
@@ -20,26 +22,18 @@ export interface TokenCache<T> {
 export const DEFAULT_TOKEN_CACHE_SIZE = 10_000;
 
 export function createTokenCache<T>(capacity: number = DEFAULT_TOKEN_CACHE_SIZE): TokenCache<T> {
-  const entries = new Map<string, CachedToken<T>>();
+  const entries = new RecentMap<string, CachedToken<T>>(Math.max(0, capacity));
   return {
     get(token, nowMs) {
-      const entry = entries.get(token);
+      const entry = entries.use(token);
       if (entry === undefined) return null;
-      entries.delete(token);
       // Same rule as the verifier: expired once the current whole second reaches `exp`.
-      if (Math.floor(nowMs / 1000) >= entry.exp) return null;
-      entries.set(token, entry);
-      return entry.value;
+      if (Math.floor(nowMs / 1000) < entry.exp) return entry.value;
+      entries.delete(token);
+      return null;
     },
     set(token, entry) {
-      if (capacity <= 0) return;
-      entries.delete(token);
-      entries.set(token, entry);
-      while (entries.size > capacity) {
-        const oldest = entries.keys().next();
-        if (oldest.done) break;
-        entries.delete(oldest.value);
-      }
+      if (capacity > 0) entries.set(token, entry);
     },
     get size() {
       return entries.size;

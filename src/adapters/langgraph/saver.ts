@@ -19,9 +19,9 @@ import {
 import { isAgentStateError } from '../../core/errors.js';
 import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
+import { RecentMap } from '../../core/recent-map.js';
 import { type OpenStoreOptions, openStore } from '../../store/open.js';
 import type { NewCheckpoint, Scope, StateStore } from '../../store/types.js';
-import { setBounded } from './bounded.js';
 import { checkScope, runOf, stepOf, writeTarget } from './config.js';
 import { isJsonPlus } from './jsonplus.js';
 import { type RunRef, runId, storeCheckpointId } from './keys.js';
@@ -55,8 +55,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   readonly scope: Scope;
   private readonly writes: WritesStore;
   private readonly threads: ThreadIndex;
-  private readonly recent = new Map<string, ChannelState>();
-  private readonly cacheSize: number;
+  private readonly recent: RecentMap<string, ChannelState>;
   private owned = false;
   private lastId: (RunRef & { readonly lgId: string; readonly id: string }) | null = null;
 
@@ -67,7 +66,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
     const namespace = options.namespace ?? 'langgraph';
     this.writes = new WritesStore(this.store, this.scope, `${namespace}.writes`, this.serde);
     this.threads = new ThreadIndex(this.store, this.scope, `${namespace}.threads`);
-    this.cacheSize = options.cacheSize ?? 256;
+    this.recent = new RecentMap(options.cacheSize ?? 256);
   }
 
   /** Opens the store at `url` (see `openStore`) and a saver that closes it on `close()`. */
@@ -329,7 +328,7 @@ export class AgentStateSaver extends BaseCheckpointSaver {
   }
 
   private cache(id: string, state: ChannelState): void {
-    setBounded(this.recent, id, { versions: state.versions, kinds: state.kinds }, this.cacheSize);
+    this.recent.set(id, { versions: state.versions, kinds: state.kinds });
   }
 }
 

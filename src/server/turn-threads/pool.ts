@@ -11,11 +11,13 @@
  *
  * A thread that dies (it should not) fails the turns it was running with `internal` and is started again.
  */
+
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { AgentStateError } from '../../core/errors.js';
+import { RecentMap } from '../../core/recent-map.js';
 import { traceparentOf } from '../../observability/tracing.js';
 import type { RunRecoveryOptions } from '../../runtime/run-marks.js';
 import { announceRunEvents, markLocalRun, runWaitersBuffer } from '../../runtime/run-notify.js';
@@ -261,7 +263,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
   // history the compaction check has counted) spare it reads the other thread would make. Other ties go
   // round the threads, so that each sees its share of every kind of turn (and its code is as warm).
   let next = 0;
-  const lastThread = new Map<string, number>();
+  const lastThread = new RecentMap<string, number>(MAX_REMEMBERED_SESSIONS);
   const leastBusy = async (sessionId: string): Promise<TurnThread> => {
     // No thread running (the only one is being started again): wait for it rather than fail the turn.
     if (closing === null && threads.every((thread) => thread === null)) {
@@ -292,12 +294,7 @@ export async function startTurnThreads(options: TurnThreadsOptions): Promise<Tur
       );
     }
     // Most recent last, so the oldest session is the first to be forgotten.
-    lastThread.delete(sessionId);
     lastThread.set(sessionId, best);
-    if (lastThread.size > MAX_REMEMBERED_SESSIONS) {
-      const oldest = lastThread.keys().next().value;
-      if (oldest !== undefined) lastThread.delete(oldest);
-    }
     return thread;
   };
 

@@ -8,6 +8,7 @@
  * by the characters held (a whole value counts its JSON text), least recently used dropped first.
  */
 import { cloneJson, type JsonObject, type JsonValue } from '../../core/json.js';
+import { RecentMap } from '../../core/recent-map.js';
 import { type BlobRow, type Manifest, MissingBlobError } from './checkpoint-codec.js';
 
 /** What the cache holds at most, in characters of blob text (about that many bytes of JSON). */
@@ -34,11 +35,10 @@ interface Entry {
 }
 
 export class BlobCache {
-  private readonly entries = new Map<string, Entry>();
-  private readonly manifests = new Map<string, Manifest>();
+  /** Bounded by the characters they hold (`trim`), not by their count. */
+  private readonly entries = new RecentMap<string, Entry>(Number.POSITIVE_INFINITY);
+  private readonly manifests = new RecentMap<string, Manifest>(MANIFEST_RUNS);
   private chars = 0;
-  /** Where the last eviction stopped, in the entries' order (least recently used first). */
-  private oldest: Iterator<[string, Entry]> | null = null;
 
   constructor(private readonly maxChars = BLOB_CACHE_CHARS) {}
 
@@ -48,11 +48,7 @@ export class BlobCache {
     for (const blob of blobs) {
       if (blob.data.length > this.maxChars) continue;
       const key = run + blob.hash;
-      const held = this.entries.get(key);
-      if (held !== undefined) {
-        this.touch(key, held);
-        continue;
-      }
+      if (this.entries.use(key) !== undefined) continue;
       this.entries.set(key, { blob, wholeChars: 0 });
       this.chars += blob.data.length;
     }
@@ -71,12 +67,11 @@ export class BlobCache {
       let hash: string | null = start;
       while (hash !== null && !into.has(hash)) {
         const key: string = run + hash;
-        const entry = this.entries.get(key);
+        const entry = this.entries.use(key);
         if (entry === undefined) {
           missing.push(hash);
           break;
         }
-        this.touch(key, entry);
         into.set(hash, entry.blob);
         if (wholes !== undefined && entry.whole !== undefined) {
           wholes.set(hash, { value: entry.whole, chars: entry.wholeChars });
@@ -91,9 +86,6 @@ export class BlobCache {
   /** Remembers the manifest of the checkpoint of `run` this store wrote or read last. */
   noteManifest(run: string, manifest: Manifest): void {
     if (this.maxChars === 0) return;
-    this.manifests.delete(run);
-    if (this.manifests.size >= MANIFEST_RUNS)
-      this.manifests.delete(this.manifests.keys().next().value as string);
     this.manifests.set(run, manifest);
   }
 
@@ -171,27 +163,12 @@ export class BlobCache {
     return { value, chars };
   }
 
-  private touch(key: string, entry: Entry): void {
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-  }
-
-  /**
-   * Drops the least recently used entries while over the bound. The walk goes on from where the last one
-   * stopped: a new iterator would first step over every entry deleted from the front of the Map since V8
-   * last compacted it (each eviction and each touch leaves one), which cost more than the rest of a put.
-   */
+  /** Drops the least recently used entries while over the bound. */
   private trim(): void {
     while (this.chars > this.maxChars) {
-      let next = this.oldest?.next();
-      if (next === undefined || next.done === true) {
-        this.oldest = this.entries.entries();
-        next = this.oldest.next();
-      }
-      if (next.done === true) return;
-      const [key, entry] = next.value;
-      this.entries.delete(key);
-      this.chars -= entry.blob.data.length + entry.wholeChars;
+      const dropped = this.entries.dropOldest();
+      if (dropped === undefined) return;
+      this.chars -= dropped[1].blob.data.length + dropped[1].wholeChars;
     }
   }
 }

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, JsonValue } from '../../core/json.js';
+import { RecentMap } from '../../core/recent-map.js';
 
 export const MAX_CHAIN_DEPTH = 16;
 
@@ -223,7 +224,7 @@ export function missingBases(blobs: ReadonlyMap<string, BlobRow>): string[] {
 
 /** Memos kept for the runs written most recently in this process. */
 const MEMO_RUNS = 128;
-const memos = new Map<string, RunMemo>();
+const memos = new RecentMap<string, RunMemo>(MEMO_RUNS);
 
 /**
  * The memo of one run (`key` names it uniquely, e.g. its tenant, user and run id), most recently used
@@ -231,13 +232,10 @@ const memos = new Map<string, RunMemo>();
  * only caches pure hashes of element texts, it never decides what the previous checkpoint was.
  */
 export function runMemo(key: string): RunMemo {
-  let memo = memos.get(key);
+  let memo = memos.use(key);
   if (memo === undefined) {
     memo = new Map();
-    if (memos.size >= MEMO_RUNS) memos.delete(memos.keys().next().value as string);
-  } else {
-    memos.delete(key);
+    memos.set(key, memo);
   }
-  memos.set(key, memo);
   return memo;
 }

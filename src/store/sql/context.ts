@@ -2,6 +2,8 @@
  * What the SQL driver's statements share: a scope as a condition, and the last checkpoint this store wrote
  * in each run (what the next put of the run is encoded against).
  */
+
+import { RecentMap } from '../../core/recent-map.js';
 import type { Manifest } from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import type { SqlParam } from './executor.js';
@@ -37,15 +39,13 @@ const LAST_CHECKPOINT_RUNS = 10_000;
 
 /** Per store, by (tenant, user, run), least recently written first. */
 export class LastCheckpoints {
-  private readonly runs = new Map<string, WrittenCheckpoint>();
+  private readonly runs = new RecentMap<string, WrittenCheckpoint>(LAST_CHECKPOINT_RUNS);
 
   get(key: string): WrittenCheckpoint | undefined {
     return this.runs.get(key);
   }
 
   set(key: string, written: WrittenCheckpoint): void {
-    this.runs.delete(key);
-    if (this.runs.size >= LAST_CHECKPOINT_RUNS) this.runs.delete(this.runs.keys().next().value as string);
     this.runs.set(key, written);
   }
 

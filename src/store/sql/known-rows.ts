@@ -11,6 +11,7 @@
  */
 import { cloneJson, type JsonValue } from '../../core/json.js';
 import type { Action, MemoryItem, Session, Task } from '../../core/model.js';
+import { RecentMap } from '../../core/recent-map.js';
 import type { ReadScope } from '../types.js';
 
 /** Rows of each kind remembered at most. */
@@ -23,9 +24,11 @@ const KNOWN_LIST_LENGTH = 100;
 const copyRow = <T>(row: T): T => cloneJson(row as unknown as JsonValue) as unknown as T;
 
 class Recent<T> {
-  private readonly rows = new Map<string, T>();
+  private readonly rows: RecentMap<string, T>;
 
-  constructor(private readonly bound = KNOWN_ROWS) {}
+  constructor(bound = KNOWN_ROWS) {
+    this.rows = new RecentMap(bound);
+  }
 
   get(key: string): T | undefined {
     const row = this.rows.get(key);
@@ -33,8 +36,6 @@ class Recent<T> {
   }
 
   set(key: string, row: T): void {
-    this.rows.delete(key);
-    if (this.rows.size >= this.bound) this.rows.delete(this.rows.keys().next().value as string);
     this.rows.set(key, copyRow(row));
   }
 
