@@ -2,24 +2,34 @@
  * The memory driver's work across all tenants: sweeps, retention and the gauges' counts. It walks its Maps
  * (it holds everything in this process; there is no index to ask).
  */
-import type { Action, SessionStatus, Task } from '../../core/model.js';
+import type { Action, Session, SessionStatus, Task } from '../../core/model.js';
 import { keptUntilMs } from '../shared/kept-until.js';
 import type { CheckedRetention } from '../shared/retention.js';
 import { emptyStats } from '../shared/retention.js';
 import type { ActionStats, RetentionSweep } from '../types.js';
 import { key, type Tables, type Tx } from './tables.js';
 
+/** Deletes a session's row, from its user's too, and its messages. */
+export function deleteSessionRow(t: Tables, tx: Tx, session: Session): void {
+  tx.delete(t.sessions, session.id);
+  tx.deleteIn(t.sessionsByUser, key(session.tenant_id, session.user_id), session.id);
+  tx.delete(t.messages, session.id);
+}
+
 export function sweepExpired(t: Tables, tx: Tx, now: number, limit: number): number {
   let removed = 0;
-  for (const [id, row] of t.sessions) {
+  for (const row of t.sessions.values()) {
     if (removed >= limit) break;
     if (keptUntilMs(row.rec) > now) continue;
-    tx.delete(t.sessions, id);
-    tx.delete(t.messages, id);
+    deleteSessionRow(t, tx, row.rec);
     removed++;
   }
-  for (const [k, item] of [...t.memory]) {
-    if (item.expires_at !== null && Date.parse(item.expires_at) <= now) tx.delete(t.memory, k);
+  // Deleting from a Map while iterating it visits every entry not yet deleted.
+  for (const [owner, items] of t.memory) {
+    for (const item of items.values()) {
+      if (item.expires_at !== null && Date.parse(item.expires_at) <= now)
+        tx.deleteIn(t.memory, owner, item.key);
+    }
   }
   for (const [k, lease] of [...t.leases]) if (lease.expires_ms <= now) tx.delete(t.leases, k);
   for (const [k, held] of [...t.requestKeys]) if (held.expires_ms <= now) tx.delete(t.requestKeys, k);
@@ -50,6 +60,7 @@ export function actionStats(t: Tables): ActionStats {
 
 function deleteAction(t: Tables, tx: Tx, action: Action): void {
   tx.delete(t.actions, action.id);
+  tx.deleteIn(t.actionsByUser, key(action.tenant_id, action.user_id), action.id);
   const k = key(action.tenant_id, action.user_id, action.idempotency_key);
   if (t.actionKeys.get(k) === action.id) tx.delete(t.actionKeys, k);
 }
@@ -58,10 +69,7 @@ function deleteTask(t: Tables, tx: Tx, task: Task): void {
   tx.delete(t.tasks, task.id);
   tx.delete(t.events, task.id);
   const owner = key(task.tenant_id, task.user_id);
-  for (const index of [t.tasksByUser, t.openTasksByUser]) {
-    const rows = index.get(owner);
-    if (rows !== undefined) tx.delete(rows, task.id);
-  }
+  for (const index of [t.tasksByUser, t.openTasksByUser]) tx.deleteIn(index, owner, task.id);
 }
 
 export function sweepRetention(t: Tables, tx: Tx, r: CheckedRetention): RetentionSweep {

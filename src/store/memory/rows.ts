@@ -20,7 +20,8 @@ import type {
   TaskFilter,
 } from '../core/driver.js';
 import type { ReadScope, Scope } from '../types.js';
-import { key, type Row, type StoredCheckpoint, type Tables, type Tx } from './tables.js';
+import { deleteSessionRow } from './maintenance.js';
+import { type Grouped, key, type Row, type StoredCheckpoint, type Tables, type Tx } from './tables.js';
 
 /** A copy of a stored row (records are plain JSON). */
 const copy = <T>(value: T): T => cloneJson(value as unknown as JsonValue) as unknown as T;
@@ -90,14 +91,14 @@ export class MemoryTx implements DriverTx {
     return row !== undefined && inScope(scope, row.rec) ? copy(row.rec) : null;
   }
   async listSessions(scope: ReadScope, filter: SessionFilter, page: PageRequest): Promise<Listed<Session>[]> {
-    return newestFirst(this.t.sessions.values(), page, (rec) => {
+    return newestFirst(this.rowsOf(this.t.sessions, this.t.sessionsByUser, scope), page, (rec) => {
       if (!inScope(scope, rec) || rec.expires_at <= filter.liveAt) return false;
       return filter.status === undefined || rec.status === filter.status;
     });
   }
   async insertSession(session: Session): Promise<boolean> {
     if (this.t.sessions.has(session.id)) return false;
-    this.tx.set(this.t.sessions, session.id, { seq: this.nextSeq(), rec: copy(session) });
+    this.putSessionRow({ seq: this.nextSeq(), rec: copy(session) });
     return true;
   }
   async replaceSession(next: Session, previous: Session): Promise<boolean> {
@@ -109,12 +110,15 @@ export class MemoryTx implements DriverTx {
       row.rec.retained_until !== previous.retained_until
     )
       return false;
-    this.tx.set(this.t.sessions, next.id, { seq: row.seq, rec: copy(next) });
+    this.putSessionRow({ seq: row.seq, rec: copy(next) });
     return true;
   }
+  private putSessionRow(row: Row<Session>): void {
+    this.tx.set(this.t.sessions, row.rec.id, row);
+    this.tx.setIn(this.t.sessionsByUser, key(row.rec.tenant_id, row.rec.user_id), row.rec.id, row);
+  }
   async deleteSession(session: Session): Promise<void> {
-    this.tx.delete(this.t.sessions, session.id);
-    this.tx.delete(this.t.messages, session.id);
+    deleteSessionRow(this.t, this.tx, session);
   }
   async messageCount(session: Session): Promise<number> {
     return this.t.messages.get(session.id)?.length ?? 0;
@@ -139,13 +143,8 @@ export class MemoryTx implements DriverTx {
   async listTasks(scope: ReadScope, filter: TaskFilter, page: PageRequest): Promise<Listed<Task>[]> {
     // A user's tasks from the user's rows (only the open ones when only those are asked); a tenant's from all.
     const onlyOpen = filter.states?.every((state) => OPEN_TASK_STATES.includes(state)) === true;
-    const rows =
-      scope.user_id === undefined
-        ? this.t.tasks.values()
-        : ((onlyOpen ? this.t.openTasksByUser : this.t.tasksByUser).get(userKey(scope as Scope))?.values() ??
-          []);
     return newestFirst(
-      rows,
+      this.rowsOf(this.t.tasks, onlyOpen ? this.t.openTasksByUser : this.t.tasksByUser, scope),
       page,
       (rec) =>
         inScope(scope, rec) &&
@@ -171,27 +170,19 @@ export class MemoryTx implements DriverTx {
   async addTaskEvent(event: TaskEvent): Promise<void> {
     this.tx.set(this.t.events, event.task_id, [...(this.t.events.get(event.task_id) ?? []), copy(event)]);
   }
-  /** The map of `owner` in `index`, made (in the transaction) when missing. */
-  private userRows(index: Map<string, Map<string, Row<Task>>>, owner: string): Map<string, Row<Task>> {
-    let rows = index.get(owner);
-    if (rows === undefined) {
-      rows = new Map();
-      this.tx.set(index, owner, rows);
-    }
-    return rows;
+  /** The rows a scope can see: a user's group of `byUser`, or every row of `all` for a tenant-wide scope. */
+  private rowsOf<T>(all: Map<string, T>, byUser: Grouped<T>, scope: ReadScope): Iterable<T> {
+    if (scope.user_id === undefined) return all.values();
+    return byUser.get(userKey(scope as Scope))?.values() ?? [];
   }
   /** Writes a task's row: in all tasks, in its user's, and in its user's open ones while it is open. */
   private putTaskRow(row: Row<Task>): void {
     const { id } = row.rec;
     this.tx.set(this.t.tasks, id, row);
     const owner = key(row.rec.tenant_id, row.rec.user_id);
-    this.tx.set(this.userRows(this.t.tasksByUser, owner), id, row);
-    if (OPEN_TASK_STATES.includes(row.rec.state))
-      this.tx.set(this.userRows(this.t.openTasksByUser, owner), id, row);
-    else {
-      const open = this.t.openTasksByUser.get(owner);
-      if (open !== undefined) this.tx.delete(open, id);
-    }
+    this.tx.setIn(this.t.tasksByUser, owner, id, row);
+    if (OPEN_TASK_STATES.includes(row.rec.state)) this.tx.setIn(this.t.openTasksByUser, owner, id, row);
+    else this.tx.deleteIn(this.t.openTasksByUser, owner, id);
   }
 
   // actions
@@ -206,7 +197,7 @@ export class MemoryTx implements DriverTx {
   }
   async listActions(scope: ReadScope, filter: ActionFilter, page: PageRequest): Promise<Listed<Action>[]> {
     return newestFirst(
-      this.t.actions.values(),
+      this.rowsOf(this.t.actions, this.t.actionsByUser, scope),
       page,
       (rec) =>
         inScope(scope, rec) &&
@@ -217,7 +208,7 @@ export class MemoryTx implements DriverTx {
   async insertAction(action: Action): Promise<boolean> {
     const k = key(action.tenant_id, action.user_id, action.idempotency_key);
     if (this.t.actions.has(action.id) || this.t.actionKeys.has(k)) return false;
-    this.tx.set(this.t.actions, action.id, { seq: this.nextSeq(), rec: copy(action) });
+    this.putActionRow({ seq: this.nextSeq(), rec: copy(action) });
     this.tx.set(this.t.actionKeys, k, action.id);
     return true;
   }
@@ -225,8 +216,12 @@ export class MemoryTx implements DriverTx {
     const row = this.t.actions.get(previous.id);
     if (row === undefined || row.rec.status !== previous.status || row.rec.attempts !== previous.attempts)
       return false;
-    this.tx.set(this.t.actions, next.id, { seq: row.seq, rec: copy(next) });
+    this.putActionRow({ seq: row.seq, rec: copy(next) });
     return true;
+  }
+  private putActionRow(row: Row<Action>): void {
+    this.tx.set(this.t.actions, row.rec.id, row);
+    this.tx.setIn(this.t.actionsByUser, key(row.rec.tenant_id, row.rec.user_id), row.rec.id, row);
   }
 
   // checkpoints
@@ -298,7 +293,7 @@ export class MemoryTx implements DriverTx {
 
   // long-term memory
   async getMemory(scope: Scope, namespace: string, itemKey: string): Promise<MemoryItem | null> {
-    const item = this.t.memory.get(key(scope.tenant_id, scope.user_id, namespace, itemKey));
+    const item = this.t.memory.get(key(scope.tenant_id, scope.user_id, namespace))?.get(itemKey);
     return item === undefined ? null : copy(item);
   }
   /** Live items of one user's namespace whose key has the prefix, ascending by key. */
@@ -308,11 +303,10 @@ export class MemoryTx implements DriverTx {
     filter: MemoryFilter,
     page: PageRequest,
   ): Promise<Listed<MemoryItem>[]> {
-    const head = key(scope.tenant_id, scope.user_id, ns, '');
     const after = typeof page.after === 'string' ? page.after : null;
     const items: MemoryItem[] = [];
-    for (const [k, item] of this.t.memory) {
-      if (!k.startsWith(head) || !item.key.startsWith(filter.prefix)) continue;
+    for (const item of this.t.memory.get(key(scope.tenant_id, scope.user_id, ns))?.values() ?? []) {
+      if (!item.key.startsWith(filter.prefix)) continue;
       if (after !== null && item.key <= after) continue;
       if (item.expires_at === null || item.expires_at > filter.liveAt) items.push(item);
     }
@@ -320,10 +314,10 @@ export class MemoryTx implements DriverTx {
     return items.slice(0, page.limit).map((item) => ({ rec: copy(item), pos: item.key }));
   }
   async putMemory(item: MemoryItem): Promise<void> {
-    this.tx.set(this.t.memory, key(item.tenant_id, item.user_id, item.namespace, item.key), copy(item));
+    this.tx.setIn(this.t.memory, key(item.tenant_id, item.user_id, item.namespace), item.key, copy(item));
   }
   async deleteMemory(scope: Scope, namespace: string, itemKey: string): Promise<void> {
-    this.tx.delete(this.t.memory, key(scope.tenant_id, scope.user_id, namespace, itemKey));
+    this.tx.deleteIn(this.t.memory, key(scope.tenant_id, scope.user_id, namespace), itemKey);
   }
 
   // leases and request keys

@@ -28,26 +28,33 @@ export interface Row<T> {
   readonly rec: T;
 }
 
+/** Rows grouped by an owner key (a user, or a user's namespace), each group by the row's own key. */
+export type Grouped<T> = Map<string, Map<string, T>>;
+
 export interface Tables {
   readonly sessions: Map<string, Row<Session>>;
+  /** The same rows by tenant and user: a user's list reads the user's only. */
+  readonly sessionsByUser: Grouped<Row<Session>>;
   /** Messages by session id, in seq order (appended in place: every read copies what it returns). */
   readonly messages: Map<string, Message[]>;
   readonly tasks: Map<string, Row<Task>>;
   /** The same rows by tenant and user (a task never changes owner): a user's list reads the user's only. */
-  readonly tasksByUser: Map<string, Map<string, Row<Task>>>;
+  readonly tasksByUser: Grouped<Row<Task>>;
   /** A user's open tasks (OPEN_TASK_STATES) only: what every turn lists. */
-  readonly openTasksByUser: Map<string, Map<string, Row<Task>>>;
+  readonly openTasksByUser: Grouped<Row<Task>>;
   /** Events by task id, oldest first. */
   readonly events: Map<string, readonly TaskEvent[]>;
   readonly actions: Map<string, Row<Action>>;
+  /** The same rows by tenant and user. */
+  readonly actionsByUser: Grouped<Row<Action>>;
   /** Action id by tenant, user and idempotency key. */
   readonly actionKeys: Map<string, string>;
   /** Checkpoints with their channels as one JSON text (parsed afresh for every read). */
   readonly checkpoints: Map<string, Row<StoredCheckpoint>>;
   /** Checkpoint rows by tenant, user and run, in write order; rows removed from `checkpoints` are skipped. */
   readonly runs: Map<string, Row<StoredCheckpoint>[]>;
-  /** Memory items by tenant, user, namespace and key. */
-  readonly memory: Map<string, MemoryItem>;
+  /** Memory items by tenant, user and namespace, then by key: a list reads its namespace only. */
+  readonly memory: Grouped<MemoryItem>;
   readonly leases: Map<string, LeaseRow>;
   readonly requestKeys: Map<string, RequestKeyRow>;
   /** Run events by tenant, session and run id, in seq order (appended in place). */
@@ -59,12 +66,14 @@ export interface Tables {
 export function createTables(): Tables {
   return {
     sessions: new Map(),
+    sessionsByUser: new Map(),
     messages: new Map(),
     tasks: new Map(),
     tasksByUser: new Map(),
     openTasksByUser: new Map(),
     events: new Map(),
     actions: new Map(),
+    actionsByUser: new Map(),
     actionKeys: new Map(),
     checkpoints: new Map(),
     runs: new Map(),
@@ -114,6 +123,25 @@ export class Tx {
       list.length = length;
     });
     list.push(...items);
+  }
+
+  /** Sets `k` in the group `owner` of `index` (the group made when missing). */
+  setIn<V>(index: Grouped<V>, owner: string, k: string, value: V): void {
+    let group = index.get(owner);
+    if (group === undefined) {
+      group = new Map();
+      this.set(index, owner, group);
+    }
+    this.set(group, k, value);
+  }
+
+  /** Deletes `k` from the group `owner` of `index`, and the group once empty. */
+  deleteIn<V>(index: Grouped<V>, owner: string, k: string): boolean {
+    const group = index.get(owner);
+    if (group === undefined || !this.delete(group, k)) return false;
+    // Undone in reverse: the group comes back first, then its row.
+    if (group.size === 0) this.delete(index, owner);
+    return true;
   }
 
   rollback(): void {
