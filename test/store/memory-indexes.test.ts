@@ -81,6 +81,11 @@ async function lists(store: StateStore) {
       ended: ended.map((s) => s.id),
       actions: actions.map((a) => [a.idempotency_key, a.status, a.attempts]),
       tasks: tasks.map((t) => [t.type, t.state, t.version]),
+      events: await Promise.all(
+        tasks.map(async (t) =>
+          (await store.listTaskEvents(scope, t.id)).map((e) => [e.from_state, e.to_state, e.task_version]),
+        ),
+      ),
       open: open.map((t) => [t.type, t.state, t.version]),
       memory,
     });

@@ -154,7 +154,7 @@ export class MemoryTx implements DriverTx {
     );
   }
   async listTaskEvents(task: Task): Promise<TaskEvent[]> {
-    return copy([...(this.t.events.get(task.id) ?? [])]);
+    return copy(this.t.events.get(task.id) ?? []);
   }
   async insertTask(task: Task): Promise<boolean> {
     if (this.t.tasks.has(task.id)) return false;
@@ -168,7 +168,8 @@ export class MemoryTx implements DriverTx {
     return true;
   }
   async addTaskEvent(event: TaskEvent): Promise<void> {
-    this.tx.set(this.t.events, event.task_id, [...(this.t.events.get(event.task_id) ?? []), copy(event)]);
+    // In place, not a new list: an event costs what it adds, not the task's history.
+    this.tx.append(this.t.events, event.task_id, [copy(event)]);
   }
   /** The rows a scope can see: a user's group of `byUser`, or every row of `all` for a tenant-wide scope. */
   private rowsOf<T>(all: Map<string, T>, byUser: Grouped<T>, scope: ReadScope): Iterable<T> {

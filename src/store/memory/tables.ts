@@ -43,7 +43,7 @@ export interface Tables {
   /** A user's open tasks (OPEN_TASK_STATES) only: what every turn lists. */
   readonly openTasksByUser: Grouped<Row<Task>>;
   /** Events by task id, oldest first. */
-  readonly events: Map<string, readonly TaskEvent[]>;
+  readonly events: Map<string, TaskEvent[]>;
   readonly actions: Map<string, Row<Action>>;
   /** The same rows by tenant and user. */
   readonly actionsByUser: Grouped<Row<Action>>;
