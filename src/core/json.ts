@@ -195,6 +195,67 @@ function copy(value: JsonValue): JsonValue {
   return out;
 }
 
+/**
+ * A copy of `value` (known to be plain JSON) that takes every part equal to the same part of `previous`
+ * from `previous` itself, so a store that keeps both keeps that part once. The result shares no object
+ * with `value`; it shares with `previous`, which must therefore never be changed (a store's own copy).
+ * One walk: objects are made only where `value` differs, and `previous` itself comes back when all of it
+ * is equal (the same keys in the same order, the same items).
+ */
+export function cloneJsonSharing<T extends JsonValue>(value: T, previous: JsonValue | undefined): T {
+  return copySharing(value, previous) as T;
+}
+
+function copySharing(value: JsonValue, previous: JsonValue | undefined): JsonValue {
+  if (typeof value !== 'object' || value === null) return value;
+  if (typeof previous !== 'object' || previous === null) return copy(value);
+  if (Array.isArray(value)) {
+    if (!Array.isArray(previous)) return copy(value);
+    // Made at the first item that differs (until then every item is previous's own).
+    let out: JsonValue[] | null = null;
+    for (let i = 0; i < value.length; i++) {
+      const child = copySharing(value[i] as JsonValue, previous[i]);
+      if (out === null && child !== previous[i]) out = previous.slice(0, i);
+      out?.push(child);
+    }
+    if (out !== null) return out;
+    return value.length === previous.length ? previous : previous.slice(0, value.length);
+  }
+  if (Array.isArray(previous)) return copy(value);
+  const keys = Object.keys(value);
+  const before = Object.keys(previous);
+  // Made at the first key that differs, in name, place or value.
+  let out: JsonObject | null = null;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    const had = Object.hasOwn(previous, key) ? previous[key] : undefined;
+    const child = copySharing(value[key] as JsonValue, had);
+    if (out === null && (child !== had || key !== before[i])) {
+      out = {};
+      for (let j = 0; j < i; j++)
+        setOwnJson(out, keys[j] as string, previous[keys[j] as string] as JsonValue);
+    }
+    if (out !== null) setOwnJson(out, key, child);
+  }
+  if (out !== null) return out;
+  if (keys.length === before.length) return previous;
+  out = {};
+  for (const key of keys) setOwnJson(out, key, previous[key] as JsonValue);
+  return out;
+}
+
+/** Sets an own property, also for the key `__proto__` (plain assignment would set the prototype instead). */
+function setOwnJson(target: JsonObject, key: string, child: JsonValue): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, {
+      value: child,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  else target[key] = child;
+}
+
 /** Deterministic serialization: object keys sorted, so equal values give equal strings. */
 export function canonicalJson(value: JsonValue): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value);

@@ -2,7 +2,7 @@
  * The memory driver's reads and writes of one transaction: Maps and an undo log. Every record is copied on
  * the way in and on the way out, so nothing the core or a caller holds is shared with the tables.
  */
-import { cloneJson, type JsonValue } from '../../core/json.js';
+import { cloneJson, cloneJsonSharing, type JsonValue } from '../../core/json.js';
 import type { Action, Checkpoint, MemoryItem, Message, Session, Task, TaskEvent } from '../../core/model.js';
 import { OPEN_TASK_STATES } from '../../core/model.js';
 import { Checks } from '../core/checks.js';
@@ -280,12 +280,19 @@ export class MemoryTx implements DriverTx {
   async insertCheckpoint(checkpoint: Checkpoint): Promise<boolean> {
     if (this.t.checkpoints.has(checkpoint.id)) return false;
     const { channels, metadata, ...rec } = checkpoint;
+    const k = runKey(rec.tenant_id, rec.user_id, rec.run_id);
+    // What the run's newest checkpoint already holds is kept once: stored copies are never changed.
+    const previous = this.t.runs.get(k)?.at(-1)?.rec;
     const row: Row<StoredCheckpoint> = {
       seq: this.nextSeq(),
-      rec: { rec, channels: cloneJson(channels), metadata: cloneJson(metadata) },
+      rec: {
+        rec,
+        channels: cloneJsonSharing(channels, previous?.channels),
+        metadata: cloneJsonSharing(metadata, previous?.metadata),
+      },
     };
     this.tx.set(this.t.checkpoints, checkpoint.id, row);
-    this.tx.append(this.t.runs, runKey(rec.tenant_id, rec.user_id, rec.run_id), [row]);
+    this.tx.append(this.t.runs, k, [row]);
     return true;
   }
   async deleteCheckpoints(_scope: ReadScope, _run_id: string, ids: readonly string[]): Promise<void> {

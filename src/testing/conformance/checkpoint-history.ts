@@ -47,6 +47,35 @@ export function checkpointHistoryTests(t: Ctx): void {
       for (const cp of page.items) expect(cp.channels).toEqual(stepChannels(cp.step));
     });
 
+    it('what a caller changes after writing or reading a step changes no stored step', async () => {
+      const run = `run-${uniqueKey()}`;
+      const grown = () => ({
+        ...stepChannels(3),
+        log: [...(stepChannels(3).log as JsonValue[]), message(9)],
+      });
+      // The second step is made of the first one's objects, as a graph's next state is.
+      const first = stepChannels(3);
+      const second: JsonObject = { ...first, log: [...(first.log as JsonValue[]), message(9)] };
+      const a = await put(run, 0, first);
+      const b = await put(run, 1, second);
+      const change = (channels: JsonObject) => {
+        ((channels.log as JsonObject[])[0] as JsonObject).content = 'changed';
+        (channels.pairs as JsonValue[]).push(['x', 'y']);
+        (channels.flip as JsonObject).side = 'up';
+        channels.counter = -1;
+      };
+      change(first);
+      const readA = await t.store.getCheckpoint(t.scope, a.id);
+      const readB = await t.store.latestCheckpoint(t.scope, run);
+      change(readA?.channels as JsonObject);
+      change(readB?.channels as JsonObject);
+      const history = await t.store.listCheckpoints(t.scope, run, { limit: 2 });
+      for (const cp of history.items) change(cp.channels);
+      expect((await t.store.getCheckpoint(t.scope, a.id))?.channels).toEqual(stepChannels(3));
+      expect((await t.store.getCheckpoint(t.scope, b.id))?.channels).toEqual(grown());
+      expect((await t.store.latestCheckpoint(t.scope, run))?.channels).toEqual(grown());
+    });
+
     it('prune keeps the newest N intact even when they were written as appends to pruned ones', async () => {
       const run = `run-${uniqueKey()}`;
       const written: Checkpoint[] = [];
