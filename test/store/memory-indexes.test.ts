@@ -224,7 +224,6 @@ describe('the memory driver against SQLite, through random calls', () => {
           for (const store of stores) results.push(String(await store.sweepExpired(1_000)));
           swept += Number(results[0]);
         }
-        if (process.env.DEBUG_STEP === String(step)) console.log(step, roll, results);
         expect(results[1], `step ${step}`).toBe(results[0]);
         expect(await lists(memory), `step ${step}`).toEqual(await lists(sqlite));
       }
