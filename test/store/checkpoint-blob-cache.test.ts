@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '../../src/core/json.js';
 import { openPostgresStore } from '../../src/store/postgres/index.js';
@@ -89,25 +90,63 @@ describe('BlobCache', () => {
     expect(held.filter((hash) => !missing.has(hash)).sort()).toEqual([...order].sort());
   });
 
-  it('keeps the whole value of a checkpoint read alone, and hands out copies of it', () => {
+  it('keeps the whole value of a checkpoint read alone from its second reading, and hands out copies of it', () => {
     const cache = new BlobCache(1000);
     cache.add('run', [blob('w', null, '[{"a":1}]'), blob('x', 'w', '[{"b":2}]')]);
-    const blobs = new Map<string, BlobRow>();
-    expect(cache.collect('run', ['x'], blobs, new Map())).toEqual([]);
-    const first = cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, blobs, new Map());
-    expect(first).toEqual({ list: [{ a: 1 }, { b: 2 }] });
-    // Blob text 18 characters, and the whole values of w (9) and x (18).
-    expect(cache.size).toBe(18 + 9 + 18);
-    (first.list as JsonObject[])[0]!.a = 'changed';
-    // The whole value is kept: its chain is not needed, and the copy handed out before changed nothing.
-    const none = new Map<string, BlobRow>();
-    const wholes = new Map();
-    expect(cache.collect('run', ['x'], none, wholes)).toEqual([]);
-    expect([...none.keys()]).toEqual(['x']);
-    expect([...wholes.keys()]).toEqual(['x']);
-    expect(cache.decodeOne('run', { list: { h: 'x', n: 2, d: 1 } }, new Map(), wholes)).toEqual({
-      list: [{ a: 1 }, { b: 2 }],
-    });
+    const manifest = { list: { h: 'x', n: 2, d: 1 } };
+    const read = () => {
+      const blobs = new Map<string, BlobRow>();
+      const wholes = new Map();
+      expect(cache.collect('run', ['x'], blobs, wholes)).toEqual([]);
+      return { wholes, channels: cache.decodeOne('run', manifest, blobs, wholes) };
+    };
+    // Read once: built from the chain and handed out as built; the cache holds the blobs alone (18).
+    const first = read();
+    expect(first.wholes.size).toBe(0);
+    expect(first.channels).toEqual({ list: [{ a: 1 }, { b: 2 }] });
+    expect(cache.size).toBe(18);
+    (first.channels.list as JsonObject[])[0]!.a = 'changed';
+    // Read again: built again and kept (18 more), not the value of w below it on its chain.
+    const second = read();
+    expect(second.channels).toEqual({ list: [{ a: 1 }, { b: 2 }] });
+    expect(cache.size).toBe(18 + 18);
+    (second.channels.list as JsonObject[])[1]!.b = 'changed';
+    // The whole value is kept: its chain is not needed, and what callers changed changed nothing here.
+    const third = read();
+    expect([...third.wholes.keys()]).toEqual(['x']);
+    expect(third.channels).toEqual({ list: [{ a: 1 }, { b: 2 }] });
+    expect(third.channels.list).not.toBe(second.channels.list);
+  });
+
+  it('builds on a kept value without changing it, and gives two channels of one value two copies', () => {
+    const cache = new BlobCache(1000);
+    cache.add('run', [blob('w', null, '[{"a":1}]'), blob('x', 'w', '[{"b":2}]')]);
+    const decode = (manifest: Record<string, { h: string; n: number; d: number }>) => {
+      const blobs = new Map<string, BlobRow>();
+      const wholes = new Map();
+      cache.collect(
+        'run',
+        Object.values(manifest).map((ref) => ref.h),
+        blobs,
+        wholes,
+      );
+      return cache.decodeOne('run', manifest, blobs, wholes);
+    };
+    // Two channels naming x: the first is handed out as built, the second (x's second decoding) is kept
+    // and copied, so they are two values.
+    const both = decode({ one: { h: 'x', n: 2, d: 1 }, two: { h: 'x', n: 2, d: 1 } });
+    expect(both).toEqual({ one: [{ a: 1 }, { b: 2 }], two: [{ a: 1 }, { b: 2 }] });
+    expect(both.one).not.toBe(both.two);
+    (both.one as JsonObject[])[0]!.a = 'one';
+    expect(both.two).toEqual([{ a: 1 }, { b: 2 }]);
+    // y appends to x, whose whole value is kept: y is built on it, and handed out as a copy of its items.
+    cache.add('run', [blob('y', 'x', '[{"c":3}]')]);
+    const y = decode({ list: { h: 'y', n: 3, d: 2 } });
+    expect(y).toEqual({ list: [{ a: 1 }, { b: 2 }, { c: 3 }] });
+    (y.list as JsonObject[])[0]!.a = 'y';
+    (y.list as JsonObject[]).push({ d: 4 });
+    expect(decode({ list: { h: 'x', n: 2, d: 1 } })).toEqual({ list: [{ a: 1 }, { b: 2 }] });
+    expect(decode({ list: { h: 'y', n: 3, d: 2 } })).toEqual({ list: [{ a: 1 }, { b: 2 }, { c: 3 }] });
   });
 });
 
@@ -150,6 +189,33 @@ describe('SQLite: reads fetch only the blobs the store does not hold', () => {
     (next.channels?.messages as JsonObject[] | undefined)?.push({ k: -1 });
     expect(await latestRead(reader, 'run-a', sent)).toEqual({ statements: 1, channels: step(24) });
     await writer.close();
+    await reader.close();
+  });
+
+  it('fails a read of a damaged chain (bases leading back to its top) instead of walking it forever', async () => {
+    const file = join(dir, 'damaged.db');
+    const writer = await openSqliteStore(file);
+    await writeRun(writer, 'run-d', 5);
+    await writer.close();
+    const db = new Database(file);
+    const tops = db
+      .prepare("SELECT hash FROM checkpoint_blobs WHERE run_id = 'run-d' AND base IS NOT NULL")
+      .all() as { hash: string }[];
+    const top = tops.at(-1)?.hash;
+    expect(top).toBeDefined();
+    // The whole value the chain ends in now names the chain's top as its base: a cycle.
+    expect(
+      db
+        .prepare(
+          "UPDATE checkpoint_blobs SET base = ? WHERE run_id = 'run-d' AND base IS NULL AND hash LIKE 'a%'",
+        )
+        .run(top).changes,
+    ).toBe(1);
+    db.close();
+    const reader = await openSqliteStore(file);
+    const scope = { tenant_id: 'tenant', user_id: 'user' };
+    await expect(reader.latestCheckpoint(scope, 'run-d')).rejects.toThrow(/does not end within 64 links/);
+    await expect(reader.listCheckpoints(scope, 'run-d')).rejects.toThrow();
     await reader.close();
   });
 

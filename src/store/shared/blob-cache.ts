@@ -9,7 +9,13 @@
  */
 import { cloneJson, type JsonObject, type JsonValue } from '../../core/json.js';
 import { RecentMap } from '../../core/recent-map.js';
-import { type BlobRow, type Manifest, MissingBlobError } from './checkpoint-codec.js';
+import {
+  type BlobRow,
+  DamagedChainError,
+  MAX_CHAIN_LINKS,
+  type Manifest,
+  MissingBlobError,
+} from './checkpoint-codec.js';
 
 /** What the cache holds at most, in characters of blob text (about that many bytes of JSON). */
 export const BLOB_CACHE_CHARS = 8 * 1024 * 1024;
@@ -32,6 +38,8 @@ interface Entry {
   whole?: JsonValue;
   /** The JSON text length of `whole` (0 while it is not kept). */
   wholeChars: number;
+  /** A read alone decoded this hash's value once and kept it not: the next such read keeps it. */
+  decoded?: true;
 }
 
 export class BlobCache {
@@ -119,7 +127,8 @@ export class BlobCache {
   ): JsonObject {
     const out: JsonObject = {};
     for (const [name, ref] of Object.entries(manifest)) {
-      const value = cloneJson((wholes.get(ref.h) ?? this.whole(run, ref.h, blobs, wholes)).value);
+      const whole = this.whole(run, ref.h, blobs, wholes);
+      const value = whole.shared ? cloneJson(whole.value) : whole.value;
       Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
@@ -135,32 +144,71 @@ export class BlobCache {
     return this.chars;
   }
 
-  private whole(run: string, hash: string, blobs: ReadonlyMap<string, BlobRow>, wholes: Wholes): Whole {
+  /**
+   * The whole value `hash` names: kept (in `wholes` or beside its blob), else built from its chain in one
+   * pass down to a whole value (stored whole, or kept) and one back up, each append parsed once into one
+   * array. Only the value asked for is kept, and only at its second decoding: a value read once (a run
+   * read back after a restart, one of many runs read in turn) is handed out as built, without a copy, and
+   * the cache holds its blobs alone. The values below it on its chain are not kept (a checkpoint read alone
+   * is mostly a run's latest, and they would hold the chain's elements once per link). `shared`: the value,
+   * or a part of it, is held here (a caller gets a copy).
+   */
+  private whole(
+    run: string,
+    hash: string,
+    blobs: ReadonlyMap<string, BlobRow>,
+    wholes: Wholes,
+  ): Whole & { readonly shared: boolean } {
+    const top = this.kept(run, hash, wholes);
+    if (top !== undefined) return { ...top, shared: true };
+    const appends: BlobRow[] = [];
+    let at = hash;
+    let base: Whole | undefined;
+    let fresh = false;
+    while (base === undefined) {
+      const blob = blobs.get(at) ?? this.entries.get(run + at)?.blob;
+      if (blob === undefined) throw new MissingBlobError(at);
+      if (blob.base === null) {
+        base = { value: JSON.parse(blob.data) as JsonValue, chars: blob.data.length };
+        fresh = true;
+      } else {
+        if (appends.push(blob) > MAX_CHAIN_LINKS) throw new DamagedChainError(hash);
+        at = blob.base;
+        base = this.kept(run, at, wholes);
+      }
+    }
+    let value = base.value;
+    let chars = base.chars;
+    if (appends.length > 0) {
+      // A kept value is shared: its array is copied (its items stay shared, like the value kept here).
+      const items = fresh ? (value as JsonValue[]) : (value as JsonValue[]).slice();
+      for (let i = appends.length - 1; i >= 0; i--) {
+        const blob = appends[i] as BlobRow;
+        for (const item of JSON.parse(blob.data) as JsonValue[]) items.push(item);
+        chars += blob.data.length;
+      }
+      value = items;
+    }
+    // Kept only beside its blob, only while it fits, and from its second decoding.
+    const entry = this.entries.get(run + hash);
+    if (entry === undefined || chars > this.maxChars) return { value, chars, shared: !fresh };
+    if (entry.decoded === undefined) {
+      entry.decoded = true;
+      return { value, chars, shared: !fresh };
+    }
+    entry.whole = value;
+    entry.wholeChars = chars;
+    this.chars += chars;
+    this.trim();
+    return { value, chars, shared: true };
+  }
+
+  /** The whole value of `hash` found in this read or kept beside its blob. */
+  private kept(run: string, hash: string, wholes: Wholes): Whole | undefined {
     const known = wholes.get(hash);
     if (known !== undefined) return known;
-    const key = run + hash;
-    const entry = this.entries.get(key);
-    if (entry?.whole !== undefined) return { value: entry.whole, chars: entry.wholeChars };
-    const blob = blobs.get(hash) ?? entry?.blob;
-    if (blob === undefined) throw new MissingBlobError(hash);
-    let value: JsonValue;
-    let chars: number;
-    if (blob.base === null) {
-      value = JSON.parse(blob.data) as JsonValue;
-      chars = blob.data.length;
-    } else {
-      const base = this.whole(run, blob.base, blobs, wholes);
-      value = (base.value as JsonValue[]).concat(JSON.parse(blob.data) as JsonValue[]);
-      chars = base.chars + blob.data.length;
-    }
-    // Kept only beside its blob, and only while it fits.
-    if (entry !== undefined && this.entries.get(key) === entry && chars <= this.maxChars) {
-      entry.whole = value;
-      entry.wholeChars = chars;
-      this.chars += chars;
-      this.trim();
-    }
-    return { value, chars };
+    const entry = this.entries.get(run + hash);
+    return entry?.whole === undefined ? undefined : { value: entry.whole, chars: entry.wholeChars };
   }
 
   /** Drops the least recently used entries while over the bound. */

@@ -13,6 +13,19 @@ import { RecentMap } from '../../core/recent-map.js';
 
 export const MAX_CHAIN_DEPTH = 16;
 
+/**
+ * Where a walk down a chain stops: far past the longest chain a store writes, so only damaged rows (a blob
+ * whose bases lead back to itself) meet it, and their read fails instead of walking on forever.
+ */
+export const MAX_CHAIN_LINKS = 4 * MAX_CHAIN_DEPTH;
+
+/** A chain of blobs that does not end in a whole value within MAX_CHAIN_LINKS links. */
+export class DamagedChainError extends Error {
+  constructor(readonly hash: string) {
+    super(`checkpoint blob ${hash}: its chain does not end within ${MAX_CHAIN_LINKS} links`);
+  }
+}
+
 /** Where a channel's value of one checkpoint lives. `n` (array length) is set for arrays only. */
 export interface ChannelRef {
   readonly h: string;

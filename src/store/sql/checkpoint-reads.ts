@@ -6,7 +6,13 @@
 import type { JsonObject } from '../../core/json.js';
 import type { Checkpoint } from '../../core/model.js';
 import type { BlobCache, Wholes } from '../shared/blob-cache.js';
-import { type BlobRow, ChannelDecoder, type Manifest, manifestHashes } from '../shared/checkpoint-codec.js';
+import {
+  type BlobRow,
+  ChannelDecoder,
+  MAX_CHAIN_LINKS,
+  type Manifest,
+  manifestHashes,
+} from '../shared/checkpoint-codec.js';
 import type { ReadScope } from '../types.js';
 import { scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
@@ -49,21 +55,44 @@ export async function selectCheckpointRows(
 export const CHECKPOINT_COLUMNS =
   'id, tenant_id, user_id, run_id, session_id, task_id, step, parent_id, label, manifest, metadata, created_at';
 
-/** Every blob that the given hashes need, following `base` links, of one (tenant, user, run). */
-export async function chainBlobs(q: SqlExecutor, owner: readonly [string, string, string], hashes: string[]) {
+/**
+ * Every blob that the given hashes need, following `base` links, of one (tenant, user, run). `links`:
+ * `apart` when the hashes are one checkpoint's (its channels' chains seldom meet): each link is read once
+ * with its row, in one walk down the chains; `shared` when they are many checkpoints' (a page of history,
+ * a run's retention: links of the same chains): the chains are walked first, each link once, then their
+ * rows read.
+ */
+export async function chainBlobs(
+  q: SqlExecutor,
+  owner: readonly [string, string, string],
+  hashes: string[],
+  links: 'apart' | 'shared',
+) {
   const blobs = new Map<string, BlobRow>();
   if (hashes.length === 0) return blobs;
   const marks = hashes.map(() => '?').join(', ');
-  const rows = await q.all(
-    `WITH RECURSIVE chain(hash) AS (
-      SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
-      UNION
-      SELECT b.base FROM chain c CROSS JOIN checkpoint_blobs b
-        WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.hash = c.hash AND b.base IS NOT NULL)
-    SELECT hash, base, data FROM checkpoint_blobs
-      WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (SELECT hash FROM chain)`,
-    [...owner, ...hashes, ...owner, ...owner],
-  );
+  const rows =
+    links === 'apart'
+      ? await q.all(
+          `WITH RECURSIVE chain(hash, base, data, links) AS (
+            SELECT hash, base, data, 0 FROM checkpoint_blobs
+              WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
+            UNION ALL
+            SELECT b.hash, b.base, b.data, c.links + 1 FROM chain c CROSS JOIN checkpoint_blobs b
+              WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.hash = c.base AND c.links < ?)
+          SELECT hash, base, data FROM chain`,
+          [...owner, ...hashes, ...owner, MAX_CHAIN_LINKS],
+        )
+      : await q.all(
+          `WITH RECURSIVE chain(hash) AS (
+            SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (${marks})
+            UNION
+            SELECT b.base FROM chain c CROSS JOIN checkpoint_blobs b
+              WHERE b.tenant_id = ? AND b.user_id = ? AND b.run_id = ? AND b.hash = c.hash AND b.base IS NOT NULL)
+          SELECT hash, base, data FROM checkpoint_blobs
+            WHERE tenant_id = ? AND user_id = ? AND run_id = ? AND hash IN (SELECT hash FROM chain)`,
+          [...owner, ...hashes, ...owner, ...owner],
+        );
   for (const row of rows) {
     const hash = String(row.hash);
     blobs.set(hash, { hash, base: row.base === null ? null : String(row.base), data: String(row.data) });
@@ -97,7 +126,7 @@ export async function decodeCheckpoints(
     const wholes: Wholes | undefined = alone ? new Map() : undefined;
     const missing = cache.collect(key, group.hashes, blobs, wholes);
     if (missing.length > 0) {
-      const read = await chainBlobs(q, group.owner, missing);
+      const read = await chainBlobs(q, group.owner, missing, rows.length === 1 ? 'apart' : 'shared');
       cache.add(key, read.values());
       for (const [hash, blob] of read) blobs.set(hash, blob);
     }

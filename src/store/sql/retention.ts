@@ -23,7 +23,7 @@ export async function collectRunBlobs(tx: SqlExecutor, owner: Owner): Promise<nu
   for (const row of kept) {
     for (const ref of Object.values(JSON.parse(String(row.manifest)) as Manifest)) hashes.add(ref.h);
   }
-  const needed = await chainBlobs(tx, owner, [...hashes]);
+  const needed = await chainBlobs(tx, owner, [...hashes], 'shared');
   const stored = await tx.all(
     'SELECT hash FROM checkpoint_blobs WHERE tenant_id = ? AND user_id = ? AND run_id = ?',
     [...owner],
