@@ -116,6 +116,10 @@ describe('BlobCache', () => {
     expect([...third.wholes.keys()]).toEqual(['x']);
     expect(third.channels).toEqual({ list: [{ a: 1 }, { b: 2 }] });
     expect(third.channels.list).not.toBe(second.channels.list);
+    // What is handed out from the kept value is a copy too.
+    (third.channels.list as JsonObject[])[0]!.a = 'changed';
+    (third.channels.list as JsonObject[]).pop();
+    expect(read().channels).toEqual({ list: [{ a: 1 }, { b: 2 }] });
   });
 
   it('builds on a kept value without changing it, and gives two channels of one value two copies', () => {

@@ -38,7 +38,7 @@ interface Entry {
   whole?: JsonValue;
   /** The JSON text length of `whole` (0 while it is not kept). */
   wholeChars: number;
-  /** A read alone decoded this hash's value once and kept it not: the next such read keeps it. */
+  /** A read alone built this hash's value once and kept it not: the next such read keeps it. */
   decoded?: true;
 }
 
@@ -127,8 +127,8 @@ export class BlobCache {
   ): JsonObject {
     const out: JsonObject = {};
     for (const [name, ref] of Object.entries(manifest)) {
-      const whole = this.whole(run, ref.h, blobs, wholes);
-      const value = whole.shared ? cloneJson(whole.value) : whole.value;
+      const kept = this.kept(run, ref.h, wholes);
+      const value = kept === undefined ? this.build(run, ref.h, blobs, wholes) : cloneJson(kept.value);
       Object.defineProperty(out, name, { value, enumerable: true, writable: true, configurable: true });
     }
     return out;
@@ -145,22 +145,14 @@ export class BlobCache {
   }
 
   /**
-   * The whole value `hash` names: kept (in `wholes` or beside its blob), else built from its chain in one
-   * pass down to a whole value (stored whole, or kept) and one back up, each append parsed once into one
-   * array. Only the value asked for is kept, and only at its second decoding: a value read once (a run
-   * read back after a restart, one of many runs read in turn) is handed out as built, without a copy, and
-   * the cache holds its blobs alone. The values below it on its chain are not kept (a checkpoint read alone
-   * is mostly a run's latest, and they would hold the chain's elements once per link). `shared`: the value,
-   * or a part of it, is held here (a caller gets a copy).
+   * The whole value of `hash`, not kept: built from its chain in one pass down to a whole value (stored
+   * whole, or kept) and one back up, each append parsed once into one array, and kept only from its second
+   * building. A value built once (a run read back after a restart, one of many runs read in turn) is
+   * handed out as built, without a copy, and the cache holds its blobs alone. The values below it on its
+   * chain are not kept (a checkpoint read alone is mostly a run's latest, and they would hold the chain's
+   * elements once per link). What it returns is the caller's: a copy where a part of it is held here.
    */
-  private whole(
-    run: string,
-    hash: string,
-    blobs: ReadonlyMap<string, BlobRow>,
-    wholes: Wholes,
-  ): Whole & { readonly shared: boolean } {
-    const top = this.kept(run, hash, wholes);
-    if (top !== undefined) return { ...top, shared: true };
+  private build(run: string, hash: string, blobs: ReadonlyMap<string, BlobRow>, wholes: Wholes): JsonValue {
     const appends: BlobRow[] = [];
     let at = hash;
     let base: Whole | undefined;
@@ -189,18 +181,17 @@ export class BlobCache {
       }
       value = items;
     }
-    // Kept only beside its blob, only while it fits, and from its second decoding.
+    // Kept only beside its blob, only while it fits, and from its second building.
     const entry = this.entries.get(run + hash);
-    if (entry === undefined || chars > this.maxChars) return { value, chars, shared: !fresh };
-    if (entry.decoded === undefined) {
-      entry.decoded = true;
-      return { value, chars, shared: !fresh };
+    if (entry === undefined || chars > this.maxChars || entry.decoded === undefined) {
+      if (entry !== undefined) entry.decoded = true;
+      return fresh ? value : cloneJson(value);
     }
     entry.whole = value;
     entry.wholeChars = chars;
     this.chars += chars;
     this.trim();
-    return { value, chars, shared: true };
+    return cloneJson(value);
   }
 
   /** The whole value of `hash` found in this read or kept beside its blob. */
