@@ -1,8 +1,9 @@
 /**
  * Checkpoint blobs a store wrote or read recently, by run and hash, so that reading a checkpoint fetches
  * only the blobs it does not hold (most often none: a run's latest checkpoint reads its own put's blobs).
- * For a checkpoint read alone (the latest, or one by id) the whole value of each channel is kept too, so
- * the next read of it is a copy instead of a parse. A hash names its content, so an entry is never stale:
+ * For a checkpoint read alone (the latest, or one by id) the whole value of each channel is kept too, from
+ * its second read (a value read once is handed out as built), so the next read of it is a copy instead of
+ * a parse. A hash names its content, so an entry is never stale:
  * a blob removed from the database is only needed by checkpoints removed with it, and a blob cached from a
  * write that rolled back decodes, if a later row names its hash, to that row's value all the same. Bounded
  * by the characters held (a whole value counts its JSON text), least recently used dropped first.
