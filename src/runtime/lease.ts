@@ -4,7 +4,7 @@
  */
 import { cryptoRandom } from '../core/clock.js';
 import { AgentStateError } from '../core/errors.js';
-import type { Scope, StateStore } from '../store/types.js';
+import type { Lease, Scope, StateStore } from '../store/types.js';
 
 /** Long enough to ride out a GC pause or a slow commit (the holder renews every third of it). */
 export const DEFAULT_LEASE_TTL_MS = 10_000;
@@ -39,7 +39,7 @@ export async function acquireSessionLease(
   ttlMs: number,
   waitMs = 0,
 ): Promise<HeldLease> {
-  const name = `session:${sessionId}`;
+  const name = sessionLeaseName(sessionId);
   const deadline = Date.now() + waitMs;
   let askedAt = Date.now();
   let lease = await store.acquireLease(scope, name, owner, ttlMs);
@@ -56,6 +56,26 @@ export async function acquireSessionLease(
       { details: { session_id: sessionId, lease: name } },
     );
   }
+  return holdSessionLease(store, scope, sessionId, { lease, askedAt, ttlMs });
+}
+
+/** The lease of a session's runs. */
+export function sessionLeaseName(sessionId: string): string {
+  return `session:${sessionId}`;
+}
+
+/**
+ * A session's lease the store granted (`acquireLease`, or `getSessionHead` with `lease`), held: renewed
+ * while the run goes on. `askedAt`: when the store was asked for it (Date.now()).
+ */
+export function holdSessionLease(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  granted: { readonly lease: Lease; readonly askedAt: number; readonly ttlMs: number },
+): HeldLease {
+  const { lease, askedAt, ttlMs } = granted;
+  const { name, owner } = lease;
   let released = false;
   let expiresAt = lease.expires_at;
   const renewEvery = Math.max(1_000, Math.floor(ttlMs / 3));

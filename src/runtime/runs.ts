@@ -7,7 +7,14 @@
 import { AgentStateError, invalidRequest } from '../core/errors.js';
 import type { Checkpoint, Session, Task } from '../core/model.js';
 import { runIdFor } from '../core/run-id.js';
-import type { ReadScope, Scope, StateStore } from '../store/types.js';
+import type {
+  HeadLease,
+  ReadScope,
+  Scope,
+  SessionHead,
+  SessionHeadOptions,
+  StateStore,
+} from '../store/types.js';
 import { MAX_OPEN_TASKS } from './snapshot.js';
 
 export { runIdFor };
@@ -37,6 +44,21 @@ export async function findRun(
     sessionId,
     withOpenTasks ? { open_tasks: MAX_OPEN_TASKS, next_run: true } : { next_run: true },
   );
+  return pendingOf(store, scope, sessionId, head);
+}
+
+/** What a new run starts from, as read for a turn: its session's head (with `next_run`; null: not found). */
+export function headOptions(lease?: HeadLease): SessionHeadOptions {
+  return { open_tasks: MAX_OPEN_TASKS, next_run: true, ...(lease === undefined ? {} : { lease }) };
+}
+
+/** Where the session's run is, from its head (read with `next_run`); null: the session is not there. */
+export async function pendingOf(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  head: SessionHead | null,
+): Promise<Pending> {
   if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
   const { session, last_message: last } = head;
   if (session.status === 'ended') {

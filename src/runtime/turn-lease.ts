@@ -5,9 +5,17 @@
 import { AgentStateError, isAgentStateError } from '../core/errors.js';
 import type { Checkpoint } from '../core/model.js';
 import type { JournalEntry } from './journal.js';
-import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, type HeldLease } from './lease.js';
+import {
+  acquireSessionLease,
+  DEFAULT_LEASE_TTL_MS,
+  defaultLeaseOwner,
+  type HeldLease,
+  holdSessionLease,
+  sessionLeaseName,
+} from './lease.js';
 import type { RunHeader } from './run-context.js';
 import { instanceLeaseOwner } from './run-marks.js';
+import { findRun, headOptions, type Pending, pendingOf } from './runs.js';
 import type { RuntimeOptions } from './turn.js';
 
 export function headerOf(checkpoint: Checkpoint): RunHeader {
@@ -45,6 +53,13 @@ export async function underLeaseAgain(options: RuntimeOptions, owner: string, wo
   }
 }
 
+function leaseOwner(options: RuntimeOptions): string {
+  return (
+    options.lease?.owner ??
+    (options.recovery === undefined ? defaultLeaseOwner() : instanceLeaseOwner(options.recovery))
+  );
+}
+
 export async function withLease<T>(
   options: RuntimeOptions,
   work: (lease: HeldLease) => Promise<T>,
@@ -53,13 +68,44 @@ export async function withLease<T>(
     options.store,
     options.scope,
     options.sessionId,
-    options.lease?.owner ??
-      (options.recovery === undefined ? defaultLeaseOwner() : instanceLeaseOwner(options.recovery)),
+    leaseOwner(options),
     options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS,
     options.lease?.waitMs ?? 0,
   );
   try {
     return await work(lease);
+  } finally {
+    await lease.release();
+  }
+}
+
+/**
+ * `withLease` for a turn: the lease taken with the session's head in one store call (one statement on
+ * PostgreSQL), and what the new run starts from found in that head. When another process holds the
+ * lease, it is asked for as `withLease` does (waiting when `lease.waitMs` says so) and the head read after.
+ */
+export async function withLeasedHead<T>(
+  options: RuntimeOptions,
+  work: (lease: HeldLease, pending: Pending) => Promise<T>,
+): Promise<T> {
+  const { store, scope, sessionId } = options;
+  const owner = leaseOwner(options);
+  const ttlMs = options.lease?.ttlMs ?? DEFAULT_LEASE_TTL_MS;
+  const askedAt = Date.now();
+  const head = await store.getSessionHead(
+    scope,
+    sessionId,
+    headOptions({ name: sessionLeaseName(sessionId), owner, ttl_ms: ttlMs }),
+  );
+  const granted = head?.lease ?? null;
+  if (head === null || granted === null) {
+    // Not found (pendingOf says so), or held by another.
+    if (head === null) await pendingOf(store, scope, sessionId, head);
+    return withLease(options, async (lease) => work(lease, await findRun(store, scope, sessionId, true)));
+  }
+  const lease = holdSessionLease(store, scope, sessionId, { lease: granted, askedAt, ttlMs });
+  try {
+    return await work(lease, await pendingOf(store, scope, sessionId, head));
   } finally {
     await lease.release();
   }

@@ -23,7 +23,7 @@ import { runSettingsOf } from './run-settings.js';
 import { findRun } from './runs.js';
 import type { ToolRegistry } from './tool.js';
 import { type AnswerReads, collect, finalAnswer, lastRunAnswer, readForAnswer } from './turn-answers.js';
-import { headerOf, journalOf, underLeaseAgain, withLease } from './turn-lease.js';
+import { headerOf, journalOf, underLeaseAgain, withLease, withLeasedHead } from './turn-lease.js';
 
 export { runIdFor } from './runs.js';
 
@@ -300,9 +300,8 @@ async function runTurnNow(request: TurnRequest): Promise<TurnOutput> {
     throw invalidRequest('input: must be a non-empty string');
   if (input.length > MAX_INPUT_LENGTH)
     throw invalidRequest(`input: longer than ${MAX_INPUT_LENGTH} characters`);
-  return withLease(request, async (lease) => {
-    // Read with the session, the user's open tasks: the new run starts from them (one read for both).
-    const pending = await findRun(request.store, request.scope, request.sessionId, true);
+  // The lease taken with the session and the user's open tasks: the new run starts from them (one read).
+  return withLeasedHead(request, async (lease, pending) => {
     if (pending.checkpoint !== null) {
       const header = headerOf(pending.checkpoint);
       const journal = journalOf(pending.checkpoint);

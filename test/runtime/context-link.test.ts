@@ -192,9 +192,10 @@ describe('context in the runtime', () => {
       models: createModelRegistry([createRulesModel()]),
     };
     await runTurn({ ...base, input: 'Book a flight from Beijing to Shanghai next Wednesday' });
-    // Freed by the commit: no release call of its own, and free for anyone.
+    // Taken with the session's head, freed by the commit: no call of its own, and free for anyone.
     expect(calls).not.toContain('releaseLease');
-    expect(calls.filter((c) => c === 'acquireLease')).toHaveLength(1);
+    expect(calls).not.toContain('acquireLease');
+    expect(calls.filter((c) => c === 'getSessionHead')).toHaveLength(1);
     expect(await inner.acquireLease(scope, lease, 'probe', 1000)).not.toBeNull();
     await inner.releaseLease(scope, lease, 'probe');
     // Over the threshold while another run holds the lease: no summary now (that run's check will see it).

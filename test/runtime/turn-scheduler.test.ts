@@ -225,11 +225,11 @@ describe.each<Entry>(['the HTTP turn runner', 'createAgentRuntime'])(
         await turn(scope, session, input);
         perTurn.push([...calls]);
       }
-      // What a turn starts from comes with the session's head (its open tasks, and whether its run has a
-      // checkpoint to resume from: none here, so no checkpoint read). (The first also reads the user's
+      // The session's lease and what a turn starts from come with the session's head (its open tasks, and
+      // whether its run has a checkpoint to resume from: none here, so no checkpoint read). (The first also reads the user's
       // remembered preferences for the task it creates.) The run's first write is its final commit: its
       // start checkpoint is never written.
-      const start = ['acquireLease', 'getSessionHead'];
+      const start = ['getSessionHead'];
       perTurn.forEach((calls, i) => {
         const before = calls.slice(0, calls.indexOf('commitTurn'));
         expect(before).toEqual(i === 0 ? [...start, 'listMemory'] : start);

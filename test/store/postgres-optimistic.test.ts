@@ -68,7 +68,7 @@ describe('kept statements', () => {
 });
 
 describe('postgres optimistic writes', () => {
-  it('a turn of the flight booking: slot filling in 3 statements, the confirmation in 4, none run twice', async () => {
+  it('a turn of the flight booking: slot filling in 2 statements, the confirmation in 3, none run twice', async () => {
     const { store, counter, close } = await open();
     const scope = freshScope();
     const session = await store.createSession(scope, { agent: 'flight_booking' });
@@ -85,12 +85,12 @@ describe('postgres optimistic writes', () => {
       await runTurn({ ...options, checkpointDeferMs: 600_000, cancelCheckMs: 600_000, input });
       statements.push(counter.statements - before);
     }
-    // lease 1, head 1, commit 1 (the run's first checkpoint is never written: the final commit is the run's
+    // the lease with the head 1, commit 1 (the run's first checkpoint is never written: the final commit is the run's
     // first write): each commit reads nothing the head read or an earlier commit wrote (sql/known-rows.ts),
     // and lists the open tasks from what the head listed; the confirmation adds the commit that begins the
     // booking's action, which carries the run's first checkpoint (the first turn may also pay a new pooled
     // connection's SET search_path)
-    expect(statements.slice(1)).toEqual([3, 3, 4]);
+    expect(statements.slice(1)).toEqual([2, 2, 3]);
     expect(statements[0]).toBeLessThanOrEqual(9);
     expect(store.optimisticMisses).toBe(0);
     expect((await store.listMessages(scope, session.id)).length).toBe(8);

@@ -67,6 +67,7 @@ export type { ActionStats, RetentionCutoffs, RetentionSweep } from './maintenanc
 export type { MemoryQuery, NewMemory } from './memory.js';
 export type { MessageQuery, NewMessage } from './messages.js';
 export type {
+  HeadLease,
   NewSession,
   NextRun,
   SessionHead,

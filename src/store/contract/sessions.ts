@@ -3,6 +3,7 @@ import type { JsonObject } from '../../core/json.js';
 import type { Message, Session, SessionStatus, Task } from '../../core/model.js';
 import type { NextRun } from '../../core/run-id.js';
 import type { Page, PageQuery, ReadScope, Scope } from './common.js';
+import type { Lease } from './coordination.js';
 
 export type { NextRun };
 
@@ -39,6 +40,18 @@ export interface SessionHead {
   readonly open_tasks?: Task[];
   /** With `next_run` asked: the session's next run (runIdFor its newest message) and its newest checkpoint's label. */
   readonly next_run?: NextRun;
+  /**
+   * With `lease` asked: the lease as `acquireLease` grants it, or null when another owner holds it. A head
+   * given with a lease was read after the lease was taken.
+   */
+  readonly lease?: Lease | null;
+}
+
+/** The lease `getSessionHead` takes before it reads (SessionHeadOptions.lease): acquireLease's arguments. */
+export interface HeadLease {
+  readonly name: string;
+  readonly owner: string;
+  readonly ttl_ms: number;
 }
 
 /** What `getSessionHead` reads besides the session and its newest message. */
@@ -50,6 +63,11 @@ export interface SessionHeadOptions {
    * label of that run's newest checkpoint, as latestCheckpoint gives it; on PostgreSQL in the same statement.
    */
   readonly next_run?: boolean;
+  /**
+   * Takes this lease first (as `acquireLease` does; the scope must name a user), then reads the head; on
+   * PostgreSQL both in one statement. No lease is taken when the session is not there (the head is null).
+   */
+  readonly lease?: HeadLease;
 }
 
 export interface SessionCalls {

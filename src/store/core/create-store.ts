@@ -3,6 +3,7 @@
  * driver when a check fails), then runs in one driver transaction or read; the rules live in the domain
  * modules beside this one, and the driver only stores rows.
  */
+import { isoAt } from '../../core/clock.js';
 import type {
   Action,
   Checkpoint,
@@ -18,11 +19,12 @@ import * as actions from './actions.js';
 import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
-import type { StoreDriver } from './driver.js';
+import type { Op } from './context.js';
+import type { HeadReads, StoreDriver } from './driver.js';
 import * as events from './events.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
-import { checkHeadOptions, readSessionHead } from './session-head.js';
+import { checkHeadLease, checkHeadOptions, leasedHead, readSessionHead } from './session-head.js';
 import * as sessions from './sessions.js';
 import { MAX_SWEEP_LIMIT, StoreBase } from './store-base.js';
 import * as tasks from './tasks.js';
@@ -52,9 +54,39 @@ export class CoreStore extends StoreBase implements t.StateStore {
   ): Promise<t.SessionHead | null> {
     const check = () => {
       this.scoped(scope, [id, 'session', 'session id']);
-      return checkHeadOptions(this.env, options);
+      return { reads: checkHeadOptions(this.env, options), lease: checkHeadLease(this.env, scope, options) };
     };
-    return this.read(check, (op, reads) => readSessionHead(op, this.driver.fast, scope, id, reads));
+    if (options?.lease === undefined)
+      return this.read(check, (op, { reads }) => readSessionHead(op, this.driver.fast, scope, id, reads));
+    return this.headWithLease(scope as t.Scope, id, check);
+  }
+
+  /** getSessionHead taking options.lease first (session-head.ts: one statement where the driver has it). */
+  private async headWithLease(
+    scope: t.Scope,
+    id: string,
+    check: () => { reads: HeadReads; lease: t.HeadLease | null },
+  ): Promise<t.SessionHead | null> {
+    const { reads, lease } = check();
+    if (lease === null) throw new Error('headWithLease: no lease asked');
+    const read = <T>(work: (op: Op) => Promise<T>) =>
+      this.read(
+        () => null,
+        (op) => work(op),
+      );
+    return leasedHead(
+      this.driver.fast,
+      {
+        acquire: () => this.acquireLease(scope, lease.name, lease.owner, lease.ttl_ms),
+        release: () => this.releaseLease(scope, lease.name, lease.owner),
+        head: () => read((op) => readSessionHead(op, this.driver.fast, scope, id, reads)),
+      },
+      (statement) =>
+        read(async (op) => {
+          const taken = { name: lease.name, owner: lease.owner, expires_at: isoAt(op.now + lease.ttl_ms) };
+          return { ...(await statement(scope, id, reads, taken, isoAt(op.now))), lease: taken };
+        }),
+    );
   }
   listSessions(scope: t.ReadScope, query: t.SessionQuery = {}): Promise<t.Page<Session>> {
     return this.read(

@@ -250,6 +250,19 @@ export interface HeadReads {
 export interface DriverFastPaths {
   /** getSessionHead in one read: null when the session is not in scope or expired at `now` (ISO-8601). */
   sessionHead?(scope: ReadScope, id: string, reads: HeadReads, now: string): Promise<SessionHead | null>;
+  /**
+   * sessionHead with the lease's row inserted first, in one statement, when the session is there and no
+   * row of the lease is. `taken`: inserted; `fresh`: the reads saw no row of the lease (when one was freed
+   * between the reads' snapshot and the insert, the core reads the head again). Never takes a lease for a
+   * head it answers null.
+   */
+  sessionHeadLeased?(
+    scope: Scope,
+    id: string,
+    reads: HeadReads,
+    lease: { readonly name: string; readonly owner: string; readonly expires_at: string },
+    now: string,
+  ): Promise<{ head: SessionHead | null; taken: boolean; fresh: boolean }>;
 }
 
 /** Work across all tenants, on the storage as a whole: the sweeps and the gauges' counts. */

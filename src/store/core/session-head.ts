@@ -5,9 +5,16 @@
 import { isoAt } from '../../core/clock.js';
 import { OPEN_TASK_STATES } from '../../core/model.js';
 import { runIdFor } from '../../core/run-id.js';
-import { SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
+import { HEAD_LEASE_FIELDS, SESSION_HEAD_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption } from '../shared/next-run.js';
-import { MAX_PAGE_LIMIT, type ReadScope, type SessionHead, type SessionHeadOptions } from '../types.js';
+import {
+  type HeadLease,
+  type Lease,
+  MAX_PAGE_LIMIT,
+  type ReadScope,
+  type SessionHead,
+  type SessionHeadOptions,
+} from '../types.js';
 import type { CoreEnv, Op } from './context.js';
 import type { DriverFastPaths, HeadReads } from './driver.js';
 import { readLastMessages } from './history.js';
@@ -22,6 +29,70 @@ export function checkHeadOptions(env: CoreEnv, options: SessionHeadOptions): Hea
     if (openTasks > MAX_PAGE_LIMIT) v.fail(`options.open_tasks must be at most ${MAX_PAGE_LIMIT}`);
   }
   return { openTasks, nextRun: checkNextRunOption(options.next_run, `[${env.adapter}] `) };
+}
+
+/** SessionHeadOptions.lease checked: a user's scope, acquireLease's name, owner and ttl. Null when not asked. */
+export function checkHeadLease(
+  env: CoreEnv,
+  scope: ReadScope,
+  options: SessionHeadOptions,
+): HeadLease | null {
+  const { v } = env;
+  const lease = options.lease;
+  if (lease === undefined) return null;
+  v.record(lease, 'options.lease', HEAD_LEASE_FIELDS);
+  if (scope.user_id === undefined) v.fail('options.lease needs a scope with a user_id');
+  v.name(lease.name, 'options.lease.name');
+  v.name(lease.owner, 'options.lease.owner');
+  v.positiveInt(lease.ttl_ms, 'options.lease.ttl_ms');
+  return { name: lease.name, owner: lease.owner, ttl_ms: lease.ttl_ms };
+}
+
+/** The calls a leased head is made of, on whatever store answers them. */
+export interface LeasedHeadSteps {
+  acquire(): Promise<Lease | null>;
+  release(): Promise<unknown>;
+  /** The head without a lease, read now. */
+  head(): Promise<SessionHead | null>;
+}
+
+/**
+ * getSessionHead with a lease, the generic way: the lease first, then the head, read after it. A lease
+ * taken for a session that is not there is freed again.
+ */
+export async function leaseThenHead(steps: LeasedHeadSteps): Promise<SessionHead | null> {
+  const lease = await steps.acquire();
+  const head = await steps.head();
+  if (head === null) {
+    if (lease !== null) await steps.release();
+    return null;
+  }
+  return { ...head, lease };
+}
+
+/**
+ * getSessionHead with a lease by the driver's one statement when it has one: its answer stands when it
+ * took the lease and read after every commit that freed it; otherwise the generic path finishes the work.
+ */
+export async function leasedHead(
+  fast: DriverFastPaths | undefined,
+  steps: LeasedHeadSteps,
+  statement: (
+    leased: NonNullable<DriverFastPaths['sessionHeadLeased']>,
+  ) => Promise<{ head: SessionHead | null; taken: boolean; fresh: boolean; lease: Lease }>,
+): Promise<SessionHead | null> {
+  const leased = fast?.sessionHeadLeased;
+  if (leased === undefined) return leaseThenHead(steps);
+  const one = await statement(leased);
+  if (one.head === null) return null;
+  if (!one.taken) return leaseThenHead(steps);
+  // A fork's head is the generic path's (readSessionHead), as is one read before a commit that freed the lease.
+  const head = one.fresh && one.head.session.history === undefined ? one.head : await steps.head();
+  if (head === null) {
+    await steps.release();
+    return null;
+  }
+  return { ...head, lease: one.lease };
 }
 
 /** The head by `fast` when the driver has it (a fork's falls back: its newest message may be an ancestor's). */

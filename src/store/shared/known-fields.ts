@@ -59,8 +59,9 @@ export const BATCH_FIELDS = [
   'events',
 ] as const;
 export const LIST_OPEN_TASKS_FIELDS = ['session_id', 'limit'] as const;
-export const SESSION_HEAD_FIELDS = ['open_tasks', 'next_run'] as const;
+export const SESSION_HEAD_FIELDS = ['open_tasks', 'next_run', 'lease'] as const;
 export const RELEASE_LEASE_FIELDS = ['name', 'owner', 'expires_at'] as const;
+export const HEAD_LEASE_FIELDS = ['name', 'owner', 'ttl_ms'] as const;
 export const VERSIONED_PATCH_FIELDS = ['id', 'expected_version', 'patch'] as const;
 export const BATCH_MESSAGES_FIELDS = ['session_id', 'items'] as const;
 export const MEMORY_FIELDS = ['namespace', 'key', 'value', 'ttl_seconds'] as const;

@@ -6,7 +6,7 @@
 import type { Message, Session, Task } from '../../core/model.js';
 import { runIdFor } from '../../core/run-id.js';
 import type { HeadReads } from '../core/driver.js';
-import type { ReadScope, SessionHead } from '../types.js';
+import type { ReadScope, Scope, SessionHead } from '../types.js';
 import { scopeCheck, scopeWhere } from './context.js';
 import type { SqlExecutor, SqlParam, SqlRow } from './executor.js';
 import { MESSAGES, SESSIONS, TASKS } from './rows.js';
@@ -35,6 +35,40 @@ export const NEXT_RUN_ID_JOINS = `
       CROSS JOIN LATERAL (SELECT 'run_' || ${chunkChars('rv.v1')} || ${chunkChars('rv.v2')} || ${chunkChars('rv.v3')}
         || ${base32Char('(rv.v4 >> 3) & 31')} || ${base32Char('(rv.v4 & 7) << 2')} AS id) r`;
 
+/** The lease the head's statement takes (HeadLease, its expiry computed): PostgreSQL's one-statement turn start. */
+export interface StatementLease {
+  readonly scope: Scope;
+  readonly name: string;
+  readonly owner: string;
+  readonly expires_at: string;
+}
+
+/** What the statement did with its lease: taken by its insert; `seen` when its snapshot held a lease row. */
+export interface LeaseOutcome {
+  readonly taken: boolean;
+  readonly seen: boolean;
+}
+
+/**
+ * The lease's insert, ahead of the head's reads in one statement: only for a session that is there, and
+ * only when no lease row is (a held, expired or own lease goes through acquireLease). The reads see the
+ * statement's snapshot: a lease row in it that the insert did not meet was freed meanwhile, by a commit the
+ * reads may not see (`seen`: the caller reads the head again).
+ */
+function leaseClauses(lease: StatementLease, id: string, now: string) {
+  const { tenant_id, user_id } = lease.scope;
+  return {
+    with: `WITH lease AS (INSERT INTO leases (tenant_id, user_id, name, owner, expires_at)
+        SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM sessions WHERE id = ? AND tenant_id = ? AND user_id = ?
+          AND expires_at > ?)
+        ON CONFLICT DO NOTHING RETURNING 1 AS taken) `,
+    withParams: [tenant_id, user_id, lease.name, lease.owner, lease.expires_at, id, tenant_id, user_id, now],
+    columns: `, (SELECT count(*) FROM lease) AS lease_taken,
+      EXISTS (SELECT 1 FROM leases WHERE tenant_id = ? AND user_id = ? AND name = ?) AS lease_seen`,
+    columnParams: [tenant_id, user_id, lease.name],
+  };
+}
+
 /** The head, or null when the session is not in scope or expired at `now`. */
 export async function selectSessionHead(
   q: SqlExecutor,
@@ -46,14 +80,22 @@ export async function selectSessionHead(
   labelOf: (run_id: string) => Promise<string | null>,
   /** Told what was read: the session, its message count, the open tasks listed and whether that is all. */
   seen?: (session: Session, messageCount: number, open: Task[], all: boolean) => void,
+  /** Taken in the same statement, before the reads (told to `leased`). */
+  lease?: { readonly take: StatementLease; readonly leased: (outcome: LeaseOutcome) => void },
 ): Promise<SessionHead | null> {
   const params: SqlParam[] = [];
+  const leasing = lease === undefined ? null : leaseClauses(lease.take, id, now);
+  if (leasing !== null) params.push(...leasing.withParams);
   let openColumn = '';
   if (reads.openTasks !== null) {
     const tasksWhere = scopeWhere(scope);
     openColumn = `, (SELECT json_agg(x ORDER BY x.ord DESC) FROM (SELECT ord, ${TASKS.columns} FROM tasks
       WHERE ${tasksWhere.sql} AND ${OPEN_TASK_STATES_SQL} ORDER BY ord DESC LIMIT ?) x) AS open_tasks`;
     params.push(...tasksWhere.params, reads.openTasks);
+  }
+  if (leasing !== null) {
+    openColumn += leasing.columns;
+    params.push(...leasing.columnParams);
   }
   let nextRunColumns = '';
   let nextRunJoins = '';
@@ -67,13 +109,14 @@ export async function selectSessionHead(
   }
   const where = scopeCheck(scope, 's.');
   const row = await q.get(
-    `SELECT ${HEAD_SESSION_COLUMNS}, s.message_count AS head_message_count, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
+    `${leasing?.with ?? ''}SELECT ${HEAD_SESSION_COLUMNS}, s.message_count AS head_message_count, ${HEAD_MESSAGE_COLUMNS}${openColumn}${nextRunColumns} FROM sessions s
       LEFT JOIN LATERAL (SELECT ${MESSAGES.columns} FROM messages
         WHERE tenant_id = s.tenant_id AND session_id = s.id ORDER BY seq DESC LIMIT 1) m ON true${nextRunJoins}
       WHERE s.id = ? AND ${where.sql} AND s.expires_at > ?`,
     [...params, id, ...where.params, now],
   );
   if (row === undefined) return null;
+  lease?.leased({ taken: Number(row.lease_taken) > 0, seen: row.lease_seen === true });
   let message: Message | null = null;
   if (row.m_id !== null && row.m_id !== undefined) {
     const fields: SqlRow = {};

@@ -4,11 +4,11 @@
  */
 
 import { OPEN_TASK_STATES, type Session } from '../../core/model.js';
-import type { DriverFastPaths, DriverReads, DriverTx, StoreDriver } from '../core/driver.js';
+import type { DriverFastPaths, DriverReads, DriverTx, HeadReads, StoreDriver } from '../core/driver.js';
 import { BlobCache } from '../shared/blob-cache.js';
 import { MissingBlobError } from '../shared/checkpoint-codec.js';
 import { cursorKeyFromHex } from '../shared/sealed-cursor.js';
-import type { ReadScope, StoreCapabilities } from '../types.js';
+import type { ReadScope, SessionHead, StoreCapabilities } from '../types.js';
 import { LastCheckpoints } from './context.js';
 import { type DeferredWrites, OptimisticMiss, type SqlDriver, type SqlExecutor } from './executor.js';
 import { KnownRows, touched, userKey } from './known-rows.js';
@@ -61,23 +61,43 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
     this.fast =
       name === 'postgres' && options.fastPaths !== false && options.sessions === undefined
         ? {
-            sessionHead: (scope, id, reads, now) =>
-              selectSessionHead(
-                this.sql.query,
-                scope,
-                id,
-                reads,
-                now,
-                async (run) => {
-                  this.reads ??= this.rows(this.sql.query, false);
-                  const newest = await this.reads.latestCheckpoint(scope, run);
-                  return newest?.label ?? null;
+            sessionHead: (scope, id, reads, now) => this.selectHead(scope, id, reads, now),
+            sessionHeadLeased: async (scope, id, reads, lease, now) => {
+              let outcome = { taken: false, seen: true };
+              const head = await this.selectHead(scope, id, reads, now, {
+                take: { scope, ...lease },
+                leased: (told) => {
+                  outcome = told;
                 },
-                (session, messageCount, open, all) =>
-                  this.known.head(scope, { session, messageCount }, open, all),
-              ),
+              });
+              return { head, taken: outcome.taken, fresh: !outcome.seen };
+            },
           }
         : undefined;
+  }
+
+  /** PostgreSQL's head in one statement (session-head.ts), told to the known rows. */
+  private selectHead(
+    scope: ReadScope,
+    id: string,
+    reads: HeadReads,
+    now: string,
+    lease?: Parameters<typeof selectSessionHead>[7],
+  ): Promise<SessionHead | null> {
+    return selectSessionHead(
+      this.sql.query,
+      scope,
+      id,
+      reads,
+      now,
+      async (run) => {
+        this.reads ??= this.rows(this.sql.query, false);
+        const newest = await this.reads.latestCheckpoint(scope, run);
+        return newest?.label ?? null;
+      },
+      (session, messageCount, open, all) => this.known.head(scope, { session, messageCount }, open, all),
+      lease,
+    );
   }
 
   /** The rows of reads outside a transaction: made once (they keep no state of a call). */

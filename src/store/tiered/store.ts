@@ -13,6 +13,7 @@ import { type CheckpointMark, checkFork, checkRewind } from '../core/branches.js
 import { checkNewCheckpoint } from '../core/checkpoints.js';
 import { CoreStore } from '../core/create-store.js';
 import { checkMessages } from '../core/messages.js';
+import { checkHeadLease, checkHeadOptions, leaseThenHead } from '../core/session-head.js';
 import { checkNewTask, checkTaskPatch } from '../core/tasks.js';
 import { CHECKPOINT_FIELDS } from '../shared/known-fields.js';
 import { checkNextRunOption, composeNextRun } from '../shared/next-run.js';
@@ -136,6 +137,22 @@ export class TieredStore implements t.StateStore {
   listMessages = this.pass('redis', 'listMessages');
   lastMessages = this.pass('redis', 'lastMessages');
   getSessionHead: t.StateStore['getSessionHead'] = async (s, id, options = {}) => {
+    // The lease, when asked, from PostgreSQL (where leases live), taken before the head is read.
+    const { lease: leaseAsked, ...unleased } = options ?? {};
+    if (leaseAsked === undefined) return this.unleasedHead(s, id, unleased);
+    // Everything checked before the lease is taken.
+    const { env } = this.deps;
+    env.v.readScope(s);
+    env.v.id(id, 'session', 'session id');
+    checkHeadOptions(env, options);
+    const lease = checkHeadLease(env, s, options) as t.HeadLease;
+    return leaseThenHead({
+      acquire: () => this.acquireLease(s as t.Scope, lease.name, lease.owner, lease.ttl_ms),
+      release: () => this.releaseLease(s as t.Scope, lease.name, lease.owner),
+      head: () => this.unleasedHead(s, id, unleased),
+    });
+  };
+  private unleasedHead: t.StateStore['getSessionHead'] = async (s, id, options = {}) => {
     // The head from Redis; the open tasks, when asked, from PostgreSQL (where tasks live).
     // The next run's checkpoint label, when asked, from PostgreSQL too (where checkpoints live).
     const { open_tasks: openTasks, next_run: nextRunAsked, ...rest } = options ?? {};
