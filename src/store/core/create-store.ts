@@ -3,7 +3,6 @@
  * driver when a check fails), then runs in one driver transaction or read; the rules live in the domain
  * modules beside this one, and the driver only stores rows.
  */
-import { isoAt } from '../../core/clock.js';
 import type {
   Action,
   Checkpoint,
@@ -19,12 +18,17 @@ import * as actions from './actions.js';
 import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
-import type { Op } from './context.js';
 import type { HeadReads, StoreDriver } from './driver.js';
 import * as events from './events.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
-import { checkHeadLease, checkHeadOptions, leasedHead, readSessionHead } from './session-head.js';
+import {
+  checkHeadLease,
+  checkHeadOptions,
+  type LeasingStore,
+  leasedHead,
+  readSessionHead,
+} from './session-head.js';
 import * as sessions from './sessions.js';
 import { MAX_SWEEP_LIMIT, StoreBase } from './store-base.js';
 import * as tasks from './tasks.js';
@@ -54,39 +58,28 @@ export class CoreStore extends StoreBase implements t.StateStore {
   ): Promise<t.SessionHead | null> {
     const check = () => {
       this.scoped(scope, [id, 'session', 'session id']);
-      return { reads: checkHeadOptions(this.env, options), lease: checkHeadLease(this.env, scope, options) };
+      return checkHeadOptions(this.env, options);
     };
-    if (options?.lease === undefined)
-      return this.read(check, (op, { reads }) => readSessionHead(op, this.driver.fast, scope, id, reads));
-    return this.headWithLease(scope as t.Scope, id, check);
+    const lease = options?.lease;
+    if (lease === undefined)
+      return this.read(check, (op, reads) => readSessionHead(op, this.driver.fast, scope, id, reads));
+    return this.leasedHead(scope as t.Scope, id, () => ({
+      reads: check(),
+      lease: checkHeadLease(this.env, scope, lease),
+    }));
   }
-
-  /** getSessionHead taking options.lease first (session-head.ts: one statement where the driver has it). */
-  private async headWithLease(
+  private async leasedHead(
     scope: t.Scope,
     id: string,
-    check: () => { reads: HeadReads; lease: t.HeadLease | null },
+    check: () => { reads: HeadReads; lease: t.HeadLease },
   ): Promise<t.SessionHead | null> {
     const { reads, lease } = check();
-    if (lease === null) throw new Error('headWithLease: no lease asked');
-    const read = <T>(work: (op: Op) => Promise<T>) =>
-      this.read(
-        () => null,
-        (op) => work(op),
-      );
-    return leasedHead(
-      this.driver.fast,
-      {
-        acquire: () => this.acquireLease(scope, lease.name, lease.owner, lease.ttl_ms),
-        release: () => this.releaseLease(scope, lease.name, lease.owner),
-        head: () => read((op) => readSessionHead(op, this.driver.fast, scope, id, reads)),
-      },
-      (statement) =>
-        read(async (op) => {
-          const taken = { name: lease.name, owner: lease.owner, expires_at: isoAt(op.now + lease.ttl_ms) };
-          return { ...(await statement(scope, id, reads, taken, isoAt(op.now))), lease: taken };
-        }),
-    );
+    const store: LeasingStore = {
+      acquireLease: (...args) => this.acquireLease(...args),
+      releaseLease: (...args) => this.releaseLease(...args),
+      read: (work) => this.read(() => null, work),
+    };
+    return leasedHead(store, this.driver.fast, scope, id, reads, lease);
   }
   listSessions(scope: t.ReadScope, query: t.SessionQuery = {}): Promise<t.Page<Session>> {
     return this.read(

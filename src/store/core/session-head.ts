@@ -12,6 +12,7 @@ import {
   type Lease,
   MAX_PAGE_LIMIT,
   type ReadScope,
+  type Scope,
   type SessionHead,
   type SessionHeadOptions,
 } from '../types.js';
@@ -31,15 +32,9 @@ export function checkHeadOptions(env: CoreEnv, options: SessionHeadOptions): Hea
   return { openTasks, nextRun: checkNextRunOption(options.next_run, `[${env.adapter}] `) };
 }
 
-/** SessionHeadOptions.lease checked: a user's scope, acquireLease's name, owner and ttl. Null when not asked. */
-export function checkHeadLease(
-  env: CoreEnv,
-  scope: ReadScope,
-  options: SessionHeadOptions,
-): HeadLease | null {
+/** SessionHeadOptions.lease, when asked, checked: a user's scope, acquireLease's name, owner and ttl. */
+export function checkHeadLease(env: CoreEnv, scope: ReadScope, lease: HeadLease): HeadLease {
   const { v } = env;
-  const lease = options.lease;
-  if (lease === undefined) return null;
   v.record(lease, 'options.lease', HEAD_LEASE_FIELDS);
   if (scope.user_id === undefined) v.fail('options.lease needs a scope with a user_id');
   v.name(lease.name, 'options.lease.name');
@@ -70,20 +65,37 @@ export async function leaseThenHead(steps: LeasedHeadSteps): Promise<SessionHead
   return { ...head, lease };
 }
 
+/** What the store core lends a leased head: its lease calls, and a read with the core's clock. */
+export interface LeasingStore {
+  acquireLease(scope: Scope, name: string, owner: string, ttl_ms: number): Promise<Lease | null>;
+  releaseLease(scope: Scope, name: string, owner: string): Promise<boolean>;
+  read<T>(work: (op: Op) => Promise<T>): Promise<T>;
+}
+
 /**
- * getSessionHead with a lease by the driver's one statement when it has one: its answer stands when it
- * took the lease and read after every commit that freed it; otherwise the generic path finishes the work.
+ * The core's getSessionHead with a lease: by the driver's one statement when it has one, whose answer
+ * stands when it took the lease and read after every commit that freed it; otherwise (and to finish what
+ * that statement could not) the generic path.
  */
 export async function leasedHead(
+  store: LeasingStore,
   fast: DriverFastPaths | undefined,
-  steps: LeasedHeadSteps,
-  statement: (
-    leased: NonNullable<DriverFastPaths['sessionHeadLeased']>,
-  ) => Promise<{ head: SessionHead | null; taken: boolean; fresh: boolean; lease: Lease }>,
+  scope: Scope,
+  id: string,
+  reads: HeadReads,
+  lease: HeadLease,
 ): Promise<SessionHead | null> {
+  const steps: LeasedHeadSteps = {
+    acquire: () => store.acquireLease(scope, lease.name, lease.owner, lease.ttl_ms),
+    release: () => store.releaseLease(scope, lease.name, lease.owner),
+    head: () => store.read((op) => readSessionHead(op, fast, scope, id, reads)),
+  };
   const leased = fast?.sessionHeadLeased;
   if (leased === undefined) return leaseThenHead(steps);
-  const one = await statement(leased);
+  const one = await store.read(async (op) => {
+    const taken = { name: lease.name, owner: lease.owner, expires_at: isoAt(op.now + lease.ttl_ms) };
+    return { ...(await leased(scope, id, reads, taken, isoAt(op.now))), lease: taken };
+  });
   if (one.head === null) return null;
   if (!one.taken) return leaseThenHead(steps);
   // A fork's head is the generic path's (readSessionHead), as is one read before a commit that freed the lease.

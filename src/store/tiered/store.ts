@@ -145,7 +145,7 @@ export class TieredStore implements t.StateStore {
     env.v.readScope(s);
     env.v.id(id, 'session', 'session id');
     checkHeadOptions(env, options);
-    const lease = checkHeadLease(env, s, options) as t.HeadLease;
+    const lease = checkHeadLease(env, s, leaseAsked);
     return leaseThenHead({
       acquire: () => this.acquireLease(s as t.Scope, lease.name, lease.owner, lease.ttl_ms),
       release: () => this.releaseLease(s as t.Scope, lease.name, lease.owner),
