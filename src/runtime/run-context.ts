@@ -16,6 +16,7 @@ import { reloadCommit } from './commit-reload.js';
 import { Journal, type JournalEntry } from './journal.js';
 import type { HeldLease } from './lease.js';
 import type { RunEventLog } from './run-events.js';
+import type { RunMarkWrites } from './run-marks.js';
 
 /** What a commit returns to the run (plain JSON, so it is recorded). */
 export interface CommitResult {
@@ -104,10 +105,9 @@ export class RunContext<H extends RunIdentity = RunHeader> {
   finalLabels: readonly string[] = ['turn'];
   beforeFinal: ((extra: JsonObject, batch: CommitBatch) => Promise<void>) | null = null;
   /**
-   * Called once, before the first commit of this attempt that begins an action (from there on a crash
-   * leaves a tool call to recover): where a run is marked for recovery (run-marks.ts).
+   * The run's recovery mark, written and removed with its commits (run-marks.ts); null: the run has none.
    */
-  beforeFirstAction: (() => Promise<void>) | null = null;
+  marks: RunMarkWrites | null = null;
   /** Cancel requests for the run, looked at its safe points (cancel.ts); null: it cannot be cancelled. */
   cancel: CancelWatch | null = null;
   /**
@@ -220,9 +220,6 @@ export class RunContext<H extends RunIdentity = RunHeader> {
     if (batch !== null && (batch.begin_actions?.length ?? 0) > 0) {
       await this.cancel?.check();
       this.begun += batch.begin_actions?.length ?? 0;
-      const before = this.beforeFirstAction;
-      this.beforeFirstAction = null;
-      await before?.();
     }
     if (final !== null && batch !== null) await this.beforeFinal?.(extra, batch);
     if (batch !== null) {
@@ -302,7 +299,11 @@ export class RunContext<H extends RunIdentity = RunHeader> {
             ? {}
             : { release_lease: { name: lease.name, owner: lease.owner, expires_at: lease.expiresAt } };
         const taken = events(true);
-        const write = () => this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken });
+        const beginsAction = (batch.begin_actions?.length ?? 0) > 0;
+        const mark = this.marks?.part({ beginsAction, ends: final !== null }) ?? null;
+        const other = mark === null ? {} : { other_memory: mark };
+        const write = () =>
+          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken, ...other });
         const done = await inSpan('agentstate.checkpoint', traced, () =>
           log === null ? write() : log.serial(write),
         ).catch((error: unknown) => {
@@ -311,6 +312,7 @@ export class RunContext<H extends RunIdentity = RunHeader> {
           throw error;
         });
         this.forgetWaiting();
+        if (mark !== null) this.marks?.written(mark);
         if (done.lease_released === true) lease?.releasedWith();
         this.appended.push(...done.messages);
         summary = {

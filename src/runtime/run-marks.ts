@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { cryptoRandom } from '../core/clock.js';
 import { invalidRequest } from '../core/errors.js';
-import type { Scope, StateStore } from '../store/types.js';
+import type { NewMemory, OtherMemory, Scope, StateStore } from '../store/types.js';
 
 /** The scope that holds agentstate's own records (run marks, instances): never a tenant's. */
 export const RECOVERY_SCOPE: Scope = { tenant_id: 'agentstate.system', user_id: 'recovery' };
@@ -69,58 +69,70 @@ export function isRunMark(value: unknown): value is RunMark {
   );
 }
 
-export async function putRunMark(store: StateStore, scope: Scope, mark: Omit<RunMark, 'at'>): Promise<void> {
-  await store.putMemory(RECOVERY_SCOPE, {
+/** The mark's item in RECOVERY_SCOPE, as `putMemory` or a turn's `other_memory` writes it. */
+export function runMarkItem(scope: Scope, mark: Omit<RunMark, 'at'>): NewMemory {
+  return {
     namespace: RUN_MARKS_NAMESPACE,
     key: runMarkKey(scope, mark.run_id),
     value: { ...mark, at: new Date().toISOString() },
     ttl_seconds: RUN_MARK_TTL_SECONDS,
-  });
+  };
 }
 
 export async function deleteRunMark(store: StateStore, scope: Scope, runId: string): Promise<void> {
   await store.deleteMemory(RECOVERY_SCOPE, RUN_MARKS_NAMESPACE, runMarkKey(scope, runId));
 }
 
-/** What a run needs to be marked: its context's hook and its identity. */
-export interface MarkedRun {
-  beforeFirstAction: (() => Promise<void>) | null;
+/**
+ * What a run's commits carry for its recovery mark (RunContext.marks): `part` is asked for each commit
+ * with a batch that the run writes, `written` told of the part once that commit landed.
+ */
+export interface RunMarkWrites {
+  part(commit: { readonly beginsAction: boolean; readonly ends: boolean }): OtherMemory | null;
+  written(part: OtherMemory): void;
 }
 
 /**
- * Marks the run before its first commit that begins an action (RunContext.beforeFirstAction); the returned
- * `completed` removes the mark once the run completed (a resumed run's too: an earlier attempt marked it).
- * A mark that could not be removed is found by the recovery, which sees the run finished and removes it.
+ * The run's mark, written by the attempt's first commit that begins an action (from there on a crash
+ * leaves a tool call to recover) and removed by the commit that ends the run, each in that commit
+ * (`other_memory`, atomic with it where the store can: core/commit-turn.ts). A commit that ends the run
+ * needs no mark. A resumed run was marked by an earlier attempt. `completed` removes a mark no commit of
+ * this attempt removed (the run's last commit was replayed); one that could not be removed is found by the
+ * recovery, which sees the run finished and removes it.
  */
-export function markRunForRecovery(
-  rt: MarkedRun,
-  options: {
-    readonly store: StateStore;
-    readonly scope: Scope;
-    readonly recovery: RunRecoveryOptions;
-    readonly header: { readonly run_id: string; readonly session_id: string; readonly agent: string };
-    readonly owner: string;
-    readonly resumed: boolean;
-  },
-): { completed(): Promise<void> } {
+export function markRunForRecovery(options: {
+  readonly store: StateStore;
+  readonly scope: Scope;
+  readonly recovery: RunRecoveryOptions;
+  readonly header: { readonly run_id: string; readonly session_id: string; readonly agent: string };
+  readonly owner: string;
+  readonly resumed: boolean;
+}): RunMarkWrites & { completed(): Promise<void> } {
   const { store, scope, header } = options;
-  let marked = options.resumed;
-  rt.beforeFirstAction = async () => {
-    await putRunMark(store, scope, {
-      tenant_id: scope.tenant_id,
-      user_id: scope.user_id,
-      session_id: header.session_id,
-      run_id: header.run_id,
-      agent: header.agent,
-      owner: options.owner,
-      instance_id: options.recovery.instanceId,
-      incarnation: options.recovery.incarnation,
-    });
-    marked = true;
-  };
+  let state: 'none' | 'marked' | 'removed' = options.resumed ? 'marked' : 'none';
+  const key = { namespace: RUN_MARKS_NAMESPACE, key: runMarkKey(scope, header.run_id) };
   return {
+    part({ beginsAction, ends }) {
+      if (ends) return state === 'marked' ? { scope: RECOVERY_SCOPE, delete: [key] } : null;
+      if (!beginsAction || state !== 'none') return null;
+      const mark = runMarkItem(scope, {
+        tenant_id: scope.tenant_id,
+        user_id: scope.user_id,
+        session_id: header.session_id,
+        run_id: header.run_id,
+        agent: header.agent,
+        owner: options.owner,
+        instance_id: options.recovery.instanceId,
+        incarnation: options.recovery.incarnation,
+      });
+      return { scope: RECOVERY_SCOPE, put: [mark] };
+    },
+    written(part) {
+      if ((part.put?.length ?? 0) > 0) state = 'marked';
+      if ((part.delete?.length ?? 0) > 0) state = 'removed';
+    },
     async completed() {
-      if (!marked) return;
+      if (state !== 'marked') return;
       await deleteRunMark(store, scope, header.run_id).catch(() => undefined);
     },
   };

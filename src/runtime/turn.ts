@@ -173,13 +173,14 @@ async function executeRun(
   const mark =
     options.recovery === undefined
       ? null
-      : markRunForRecovery(rt, {
+      : markRunForRecovery({
           ...options,
           recovery: options.recovery,
           header,
           owner: lease.owner,
           resumed,
         });
+  rt.marks = mark;
   const log = new RunEventLog(options.store, options.scope, header.session_id, header.run_id, options.events);
   rt.events = log;
   log.add('run.started', {

@@ -61,7 +61,7 @@ async function turns(
 }
 
 describe('round trips of a booking turn on PostgreSQL', () => {
-  it('a slot-filling turn takes 2 (the first 3), the confirming turn 5', async () => {
+  it('a slot-filling turn takes 2 (the first 3), the confirming turn 3', async () => {
     const schema = schemas();
     const store = (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore;
     const again = (await openPostgresStore({ url: POSTGRES_URL, schema })) as SqlCoreStore;
@@ -75,12 +75,12 @@ describe('round trips of a booking turn on PostgreSQL', () => {
       const counts = await turns(store, scope, session.id, INPUTS, clock);
       // The lease with the session's head (one statement) and the final commit (the first turn also reads
       // the user's preferences); the run's start checkpoint is never written, the run's first commit with a batch
-      // taking it in. The confirming turn writes the run's mark before the commit that begins the booking
-      // (its first write), and the mark's removal after the final commit. Each commit is one
-      // statement: it reads nothing the head read or an earlier commit wrote.
+      // taking it in. The confirming turn's commit that begins the booking writes the run's mark, and its
+      // final commit removes it (`other_memory`). Each commit is one statement: it reads nothing the head
+      // read or an earlier commit wrote.
       expect({ slot_filling: counts.slice(0, 4), confirming: counts[4] }).toEqual({
         slot_filling: [3, 2, 2, 2],
-        confirming: 5,
+        confirming: 3,
       });
       // A second booking, on a store that never wrote the preferences it now writes again (another
       // process): it knows them from the first turn's read of them. (That first turn, in a longer session,
@@ -92,7 +92,7 @@ describe('round trips of a booking turn on PostgreSQL', () => {
         [...INPUTS.slice(0, 2), 'yes', 'yes', 'yes'],
         clock,
       );
-      expect(second.slice(1)).toEqual([2, 2, 2, 5]);
+      expect(second.slice(1)).toEqual([2, 2, 2, 3]);
       expect(readLedger(join(temp.dir, `${scope.user_id}.jsonl`))).toHaveLength(2);
       const tasks = await store.listTasks(scope, {});
       expect(tasks.items.map((task) => task.state)).toEqual(['DONE', 'DONE']);
@@ -128,7 +128,7 @@ describe('round trips of a booking turn on PostgreSQL', () => {
       // first store's copy of the task (two versions old at turn 4) is no stale guess. Turns 3 to 5 read 3
       // more after their commit: the compaction check of a process that did not see the session's earlier
       // turns grow it (runtime/compaction.ts), not the store's commits.
-      expect(counts).toEqual([3, 2, 5, 5, 8]);
+      expect(counts).toEqual([3, 2, 5, 5, 6]);
       expect(stores[0]!.optimisticMisses + stores[1]!.optimisticMisses).toBe(0);
     } finally {
       for (const store of stores) await store.close();

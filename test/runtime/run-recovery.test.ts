@@ -21,7 +21,7 @@ import { claimInstance } from '../../src/server/recovery/instance.js';
 import { type RecoveryOptions, recoverOnce } from '../../src/server/recovery/recover.js';
 import { createRuntimeTurnRunner } from '../../src/server/runtime-runner.js';
 import { createMemoryStore } from '../../src/store/memory/index.js';
-import type { StateStore } from '../../src/store/types.js';
+import type { Scope, StateStore, TurnBatch } from '../../src/store/types.js';
 import { crashingStore, SimulatedCrash } from './faults.js';
 import { ledgerTools, readLedger } from './ledger-tools.js';
 import { freshScope, runtimeOptions, tempDir } from './setup.js';
@@ -71,23 +71,35 @@ describe('run marks', () => {
     const session = await store.createSession(scope, { agent: 'deploy_pipeline' });
     const options = runtimeOptions(store, scope, session.id, tools);
     // The library's default: nothing is marked, nothing is left.
-    let seen = 0;
+    const seen = { put: 0, removed: 0, apart: 0, actionsWithPut: 0 };
     const counting = new Proxy(store, {
       get(target, prop, receiver) {
-        if (prop === 'putMemory') seen++;
+        if (prop === 'putMemory' || prop === 'deleteMemory') seen.apart++;
         const value = Reflect.get(target, prop, receiver);
+        if (prop === 'commitTurn') {
+          return (s: Scope, batch: TurnBatch) => {
+            const other = batch.other_memory;
+            if (other !== undefined) expect(other.scope).toEqual(RECOVERY_SCOPE);
+            seen.put += other?.put?.length ?? 0;
+            seen.removed += other?.delete?.length ?? 0;
+            // The mark goes with the commit that begins the run's first action, none before it.
+            if ((other?.put?.length ?? 0) > 0) seen.actionsWithPut += batch.begin_actions?.length ?? 0;
+            return target.commitTurn(s, batch);
+          };
+        }
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
     await runTurn({ ...options, store: counting, input: 'deploy web' });
-    expect(seen).toBe(0);
-    // With recovery: a turn with no tool call writes no mark; one with tool calls writes one and removes it.
+    expect(seen).toEqual({ put: 0, removed: 0, apart: 0, actionsWithPut: 0 });
+    // With recovery: a turn with no tool call writes no mark; one with tool calls writes one with the commit
+    // that begins its first action, and its final commit removes it.
     const other = await store.createSession(scope, { agent: 'deploy_pipeline' });
     const again = runtimeOptions(counting, scope, other.id, tools);
     await runTurn({ ...again, recovery: A, input: 'hello' });
-    expect(seen).toBe(0);
+    expect(seen).toEqual({ put: 0, removed: 0, apart: 0, actionsWithPut: 0 });
     await runTurn({ ...again, recovery: A, input: 'deploy web' });
-    expect(seen).toBe(1);
+    expect(seen).toEqual({ put: 1, removed: 1, apart: 0, actionsWithPut: 1 });
     expect(await marks(store)).toEqual([]);
   });
 });

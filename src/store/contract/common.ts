@@ -33,6 +33,12 @@ export interface StoreCapabilities {
   readonly multiProcess: boolean;
   /** Data survives the process (false for memory:). */
   readonly durable: boolean;
+  /**
+   * True when one transaction writes the rows of one user only (Redis: a script runs in one cluster slot).
+   * A turn's `other_memory` is then written apart from the rest of its batch: its puts before it, its
+   * deletes after it (so a batch that fails after its puts leaves them). Absent: in the same transaction.
+   */
+  readonly oneUserPerTransaction?: boolean;
 }
 
 /** Options every adapter takes. One object, a documented default per field; never mutated. */

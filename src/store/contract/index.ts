@@ -64,7 +64,7 @@ export {
   type RunEventQuery,
 } from './events.js';
 export type { ActionStats, RetentionCutoffs, RetentionSweep } from './maintenance.js';
-export type { MemoryQuery, NewMemory } from './memory.js';
+export type { MemoryKey, MemoryQuery, NewMemory } from './memory.js';
 export type { MessageQuery, NewMessage } from './messages.js';
 export type {
   HeadLease,
@@ -76,7 +76,7 @@ export type {
   SessionQuery,
 } from './sessions.js';
 export type { NewTask, TaskPatch, TaskQuery } from './tasks.js';
-export type { TurnBatch, TurnEvents, TurnResult } from './turn.js';
+export type { OtherMemory, TurnBatch, TurnEvents, TurnResult } from './turn.js';
 
 /** A store: the calls of every domain, one file each beside this one. */
 export interface StateStore

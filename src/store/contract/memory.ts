@@ -11,6 +11,12 @@ export interface NewMemory {
   readonly ttl_seconds?: number | null;
 }
 
+/** One item's name: its namespace and key. */
+export interface MemoryKey {
+  readonly namespace: string;
+  readonly key: string;
+}
+
 export interface MemoryQuery extends PageQuery {
   readonly prefix?: string;
 }

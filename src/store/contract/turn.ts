@@ -4,7 +4,7 @@ import type { ActionCompletion, NewAction } from './actions.js';
 import type { NewCheckpoint } from './checkpoints.js';
 import type { Scope } from './common.js';
 import type { NewRunEvent } from './events.js';
-import type { NewMemory } from './memory.js';
+import type { MemoryKey, NewMemory } from './memory.js';
 import type { NewMessage } from './messages.js';
 import type { SessionPatch } from './sessions.js';
 import type { NewTask, TaskPatch } from './tasks.js';
@@ -38,6 +38,14 @@ export interface TurnBatch {
    */
   readonly put_memory?: readonly NewMemory[];
   /**
+   * Memory items of another scope of the same store, written after `put_memory` in the same commit: `put`
+   * as `putMemory` writes, then `delete` as `deleteMemory` removes (an item not there is no error). Where a
+   * runtime keeps its own records of a tenant's run (agentstate's run marks, in a scope of its own) with
+   * the commit that makes them true, instead of a write of their own. At most one entry per namespace
+   * and key across `put` and `delete`; TurnResult tells nothing of them.
+   */
+  readonly other_memory?: OtherMemory;
+  /**
    * The open tasks (OPEN_TASK_STATES) of a session of the scope's user as they are once the batch is
    * written, newest first, at most `limit` (1 to MAX_PAGE_LIMIT): what a run answers with, without a read
    * of its own after the commit.
@@ -51,6 +59,12 @@ export interface TurnBatch {
    * (a run's last commit ends its stream with it). `session_id` is a session of the scope's user.
    */
   readonly events?: TurnEvents;
+}
+
+export interface OtherMemory {
+  readonly scope: Scope;
+  readonly put?: readonly NewMemory[];
+  readonly delete?: readonly MemoryKey[];
 }
 
 export interface TurnEvents {

@@ -27,13 +27,13 @@ export class Checks {
     throw invalidRequest(`[${this.adapter}] ${message}`, details);
   }
 
-  scope(scope: Scope): void {
+  scope(scope: Scope, path = 'scope'): void {
     if (typeof scope !== 'object' || scope === null)
-      this.fail('scope must be an object with tenant_id and user_id');
-    if (!nonEmpty(scope.tenant_id)) this.fail('scope.tenant_id must be a non-empty string');
-    if (!nonEmpty(scope.user_id)) this.fail('scope.user_id must be a non-empty string');
-    this.text(scope.tenant_id, 'scope.tenant_id');
-    this.text(scope.user_id, 'scope.user_id');
+      this.fail(`${path} must be an object with tenant_id and user_id`);
+    if (!nonEmpty(scope.tenant_id)) this.fail(`${path}.tenant_id must be a non-empty string`);
+    if (!nonEmpty(scope.user_id)) this.fail(`${path}.user_id must be a non-empty string`);
+    this.text(scope.tenant_id, `${path}.tenant_id`);
+    this.text(scope.user_id, `${path}.user_id`);
   }
 
   /** True when a record of (tenant, user) is inside the scope. */

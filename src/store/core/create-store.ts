@@ -18,6 +18,7 @@ import * as actions from './actions.js';
 import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
+import { commitTurnCall, type TurnStore } from './commit-turn.js';
 import type { HeadReads, StoreDriver } from './driver.js';
 import * as events from './events.js';
 import * as memory from './memory.js';
@@ -32,7 +33,7 @@ import {
 import * as sessions from './sessions.js';
 import { MAX_SWEEP_LIMIT, StoreBase } from './store-base.js';
 import * as tasks from './tasks.js';
-import { checkBatch, commitTurn, listOpenTasks } from './turn.js';
+import { checkBatch } from './turn.js';
 
 export { MAX_SWEEP_LIMIT };
 
@@ -389,23 +390,14 @@ export class CoreStore extends StoreBase implements t.StateStore {
 
   // one turn
   commitTurn(scope: t.Scope, batch: t.TurnBatch): Promise<t.TurnResult> {
-    const check = () => {
+    const turnStore: TurnStore = {
+      driver: this.driver,
+      write: (check, work) => this.write(check, work),
+      read: (work) => this.read(() => null, work),
+    };
+    return commitTurnCall(turnStore, scope, batch, () => {
       this.v.scope(scope);
       return checkBatch(this.env, batch);
-    };
-    if (this.driver.listsAfterCommit !== true) {
-      return this.write(check, (op, checked) => commitTurn(op, scope, checked));
-    }
-    return this.write(check, async (op, checked) => ({
-      written: await commitTurn(op, scope, checked, false),
-      checked,
-    })).then(async ({ written, checked }) => {
-      if (written.open_tasks !== undefined) return written;
-      const open = await this.read(
-        () => undefined,
-        (op) => listOpenTasks(op, scope, checked),
-      );
-      return open === null ? written : { ...written, open_tasks: open };
     });
   }
 }

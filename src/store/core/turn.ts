@@ -1,7 +1,8 @@
 /**
  * commitTurn: every part of the batch is checked first, then applied in one transaction in this order:
  * session patch, created tasks, task updates, begun actions, completed actions, messages, checkpoint,
- * memory items, the open tasks it lists, the run's events, and the lease it frees.
+ * memory items, another scope's memory items, the open tasks it lists, the run's events, and the lease it
+ * frees.
  * Any failure (bad input, stale version, missing record, refused transition) rolls back every part.
  */
 import { isoAt } from '../../core/clock.js';
@@ -18,6 +19,8 @@ import {
   BATCH_MESSAGES_FIELDS,
   COMPLETION_FIELDS,
   LIST_OPEN_TASKS_FIELDS,
+  MEMORY_KEY_FIELDS,
+  OTHER_MEMORY_FIELDS,
   RELEASE_LEASE_FIELDS,
   VERSIONED_PATCH_FIELDS,
 } from '../shared/known-fields.js';
@@ -27,7 +30,7 @@ import { checkNewCheckpoint, insertCheckpoint } from './checkpoints.js';
 import type { CoreEnv, Op, WriteOp } from './context.js';
 import { releaseLease } from './coordination.js';
 import { appendEvents, checkEvent, checkTurnEvents, eventsOfTurn } from './events.js';
-import { checkNewMemory, writeMemory } from './memory.js';
+import { type CheckedMemory, checkNewMemory, writeMemory } from './memory.js';
 import { appendChecked, checkMessages } from './messages.js';
 import { applySessionPatch, checkSessionPatch } from './sessions.js';
 import { applyTaskPatch, checkNewTask, checkTaskPatch, insertTask } from './tasks.js';
@@ -43,6 +46,32 @@ function list<T>(env: CoreEnv, value: readonly T[] | undefined, path: string): r
 }
 
 export type CheckedBatch = ReturnType<typeof checkBatch>;
+
+export interface CheckedOtherMemory {
+  readonly scope: Scope;
+  readonly put: readonly CheckedMemory[];
+  readonly delete: readonly { readonly namespace: string; readonly key: string }[];
+}
+
+/** `batch.other_memory` checked: its scope, its items, and no namespace and key named twice. */
+function checkOtherMemory(env: CoreEnv, other: TurnBatch['other_memory']): CheckedOtherMemory | null {
+  if (other === undefined) return null;
+  const { v } = env;
+  const path = 'batch.other_memory';
+  v.record(other, path, OTHER_MEMORY_FIELDS);
+  v.scope(other.scope, `${path}.scope`);
+  const put = list(env, other.put, `${path}.put`).map((m, i) => checkNewMemory(env, m, `${path}.put[${i}]`));
+  const removed = list(env, other.delete, `${path}.delete`).map((k, i) => {
+    v.record(k, `${path}.delete[${i}]`, MEMORY_KEY_FIELDS);
+    return {
+      namespace: v.name(k.namespace, `${path}.delete[${i}].namespace`),
+      key: v.name(k.key, `${path}.delete[${i}].key`),
+    };
+  });
+  const named = new Set([...put, ...removed].map((m) => JSON.stringify([m.namespace, m.key])));
+  if (named.size < put.length + removed.length) v.fail(`${path} names one namespace and key twice`);
+  return { scope: { tenant_id: other.scope.tenant_id, user_id: other.scope.user_id }, put, delete: removed };
+}
 
 export function checkBatch(env: CoreEnv, batch: TurnBatch) {
   const { v } = env;
@@ -116,6 +145,7 @@ export function checkBatch(env: CoreEnv, batch: TurnBatch) {
       v.fail(`batch.list_open_tasks.limit must be at most ${MAX_PAGE_LIMIT}`);
   }
   const putMemory = batch.put_memory !== undefined;
+  const otherMemory = checkOtherMemory(env, batch.other_memory);
   const events = batch.events === undefined ? null : checkTurnEvents(env, batch.events, 'batch.events');
   return {
     events,
@@ -129,8 +159,18 @@ export function checkBatch(env: CoreEnv, batch: TurnBatch) {
     release,
     memory,
     putMemory,
+    otherMemory,
     listOpen,
   };
+}
+
+export async function putOther(op: WriteOp, other: CheckedOtherMemory): Promise<void> {
+  for (const item of other.put) await writeMemory(op, other.scope, item);
+}
+
+/** No read first: nothing is answered of it, and an item not there is no error. */
+export async function deleteOther(op: WriteOp, other: CheckedOtherMemory): Promise<void> {
+  for (const k of other.delete) await op.tx.deleteMemory(other.scope, k.namespace, k.key);
 }
 
 /** The open tasks a batch asks for, as they are now. */
@@ -170,6 +210,10 @@ export async function commitTurn(
   if (b.checkpoint !== null) checkpoint = await insertCheckpoint(op, scope, b.checkpoint);
   const memory = [];
   for (const item of b.memory) memory.push(await writeMemory(op, scope, item));
+  if (b.otherMemory !== null) {
+    await putOther(op, b.otherMemory);
+    await deleteOther(op, b.otherMemory);
+  }
   let result: TurnResult = {
     session,
     tasks,

@@ -39,7 +39,12 @@ async function guarded<T>(work: Promise<T>): Promise<T> {
 
 export class RedisDriver implements StoreDriver {
   readonly name = ADAPTER;
-  readonly capabilities: StoreCapabilities = { multiProcess: true, durable: true };
+  /** A plan's script runs in the user's cluster slot. */
+  readonly capabilities: StoreCapabilities = {
+    multiProcess: true,
+    durable: true,
+    oneUserPerTransaction: true,
+  };
   readonly listsAfterCommit = true;
 
   constructor(readonly ctx: Ctx) {}

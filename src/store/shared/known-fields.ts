@@ -55,9 +55,12 @@ export const BATCH_FIELDS = [
   'checkpoint',
   'release_lease',
   'put_memory',
+  'other_memory',
   'list_open_tasks',
   'events',
 ] as const;
+export const OTHER_MEMORY_FIELDS = ['scope', 'put', 'delete'] as const;
+export const MEMORY_KEY_FIELDS = ['namespace', 'key'] as const;
 export const LIST_OPEN_TASKS_FIELDS = ['session_id', 'limit'] as const;
 export const SESSION_HEAD_FIELDS = ['open_tasks', 'next_run', 'lease'] as const;
 export const RELEASE_LEASE_FIELDS = ['name', 'owner', 'expires_at'] as const;

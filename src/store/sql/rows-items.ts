@@ -110,12 +110,12 @@ export function itemRows({ q, deferred, kept, known, knownRows }: SqlTxEnv): Ite
     },
     async deleteMemory(scope, namespace, key) {
       if (deferred !== null) {
-        // A delete may find nothing to delete: guarded only when the attempt held what it deletes.
+        // A delete may find nothing to delete: guarded only by the hold of the attempt's read of the item,
+        // when it read it (a delete with no read before it answers nothing of what it found).
+        if (kept.has(memoryKey(scope, namespace, key))) throw new OptimisticMiss('a memory delete');
         const name = itemKey(scope, namespace, key);
         const held = known?.memory.get(name);
-        if (known === null || held === undefined || kept.has(memoryKey(scope, namespace, key)))
-          throw new OptimisticMiss('a memory delete');
-        known.memory.set(name, null);
+        known?.memory.set(name, null);
         // Held absent: nothing to delete.
         if (held === null) return;
       }

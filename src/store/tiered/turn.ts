@@ -11,8 +11,9 @@
  *    be a live one of the user's (attach.ts): their turn locks are taken in step 2 as well.
  * 4. The hot copies of the tasks to update are dropped (hot.ts), so readers use PostgreSQL from now on.
  * 5. ONE PostgreSQL transaction: created and updated tasks (expected versions checked against
- *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items (and the
- *    session's open tasks when asked: `list_open_tasks`; a batch with no durable part lists them after),
+ *    PostgreSQL), their events, begun and completed actions, the checkpoint, the memory items (another
+ *    scope's too: `other_memory`), the session's open tasks when asked (`list_open_tasks`; a batch with
+ *    no durable part lists them after),
  *    and the run's events (`batch.events`, durable.ts), a batch with nothing else durable included.
  *    A failure rolls all of it back, and nothing was written to Redis but the dropped hot copies.
  * 6. The Redis half, prepared again and written by one script: session patch and TTL renewal, messages
@@ -186,7 +187,8 @@ async function writeTurn(
   const hasDurable =
     b.creates.length + b.updates.length + b.begins.length + b.completes.length > 0 ||
     b.checkpoint !== null ||
-    b.putMemory;
+    b.putMemory ||
+    b.otherMemory !== null;
   const events = b.events;
   const sessionIds = [b.session?.id, b.messages?.session_id].filter((id): id is string => id !== undefined);
   // With run events the Redis half is pinned: every build of it comes out as the prepared one (step 6),

@@ -14,6 +14,7 @@ import { expectError, expectInvalid, ms } from './expect.js';
 import { session, task, uniqueKey } from './fixtures.js';
 import { snapshot, turnFixtures } from './turn-fixtures.js';
 import { turnOptionTests } from './turn-options.js';
+import { turnOtherMemoryTests } from './turn-other-memory.js';
 
 export function turnTests(t: Ctx): void {
   const { setup, fullBatch } = turnFixtures(t);
@@ -169,4 +170,5 @@ export function turnTests(t: Ctx): void {
   });
 
   turnOptionTests(t);
+  turnOtherMemoryTests(t);
 }

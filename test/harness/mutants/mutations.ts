@@ -116,14 +116,15 @@ export const MUTATIONS: readonly Mutation[] = [
       {
         file: 'src/runtime/run-context.ts',
         find: [
-          '        const write = () => this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken });',
+          '        const write = () =>',
+          '          this.store.commitTurn(this.scope, { ...batch, checkpoint, ...release, ...taken, ...other });',
           '',
         ].join('\n'),
         replace: [
           '        const write = async () => {',
           '          const early = batch.messages === undefined ? null : await this.store.appendMessages(this.scope, batch.messages.session_id, batch.messages.items);',
           '          const { messages: _moved, ...rest } = batch;',
-          '          const written = await this.store.commitTurn(this.scope, { ...rest, checkpoint, ...release, ...taken });',
+          '          const written = await this.store.commitTurn(this.scope, { ...rest, checkpoint, ...release, ...taken, ...other });',
           '          return early === null ? written : { ...written, messages: early };',
           '        };',
           '',
