@@ -18,18 +18,12 @@ import * as actions from './actions.js';
 import * as branchTasks from './branch-tasks.js';
 import * as branches from './branches.js';
 import * as checkpoints from './checkpoints.js';
-import { commitTurnCall, type TurnStore } from './commit-turn.js';
-import type { HeadReads, StoreDriver } from './driver.js';
+import { commitTurnCall } from './commit-turn.js';
+import type { StoreDriver } from './driver.js';
 import * as events from './events.js';
 import * as memory from './memory.js';
 import * as messages from './messages.js';
-import {
-  checkHeadLease,
-  checkHeadOptions,
-  type LeasingStore,
-  leasedHead,
-  readSessionHead,
-} from './session-head.js';
+import { checkHeadLease, checkHeadOptions, leasedHead, readSessionHead } from './session-head.js';
 import * as sessions from './sessions.js';
 import { MAX_SWEEP_LIMIT, StoreBase } from './store-base.js';
 import * as tasks from './tasks.js';
@@ -52,7 +46,7 @@ export class CoreStore extends StoreBase implements t.StateStore {
       (op) => sessions.liveSession(op, scope, id),
     );
   }
-  getSessionHead(
+  async getSessionHead(
     scope: t.ReadScope,
     id: string,
     options: t.SessionHeadOptions = {},
@@ -64,23 +58,9 @@ export class CoreStore extends StoreBase implements t.StateStore {
     const lease = options?.lease;
     if (lease === undefined)
       return this.read(check, (op, reads) => readSessionHead(op, this.driver.fast, scope, id, reads));
-    return this.leasedHead(scope as t.Scope, id, () => ({
-      reads: check(),
-      lease: checkHeadLease(this.env, scope, lease),
-    }));
-  }
-  private async leasedHead(
-    scope: t.Scope,
-    id: string,
-    check: () => { reads: HeadReads; lease: t.HeadLease },
-  ): Promise<t.SessionHead | null> {
-    const { reads, lease } = check();
-    const store: LeasingStore = {
-      acquireLease: (...args) => this.acquireLease(...args),
-      releaseLease: (...args) => this.releaseLease(...args),
-      read: (work) => this.read(() => null, work),
-    };
-    return leasedHead(store, this.driver.fast, scope, id, reads, lease);
+    const reads = check();
+    const leased = checkHeadLease(this.env, scope, lease);
+    return leasedHead(this.lent, this.driver.fast, scope as t.Scope, id, reads, leased);
   }
   listSessions(scope: t.ReadScope, query: t.SessionQuery = {}): Promise<t.Page<Session>> {
     return this.read(
@@ -390,12 +370,7 @@ export class CoreStore extends StoreBase implements t.StateStore {
 
   // one turn
   commitTurn(scope: t.Scope, batch: t.TurnBatch): Promise<t.TurnResult> {
-    const turnStore: TurnStore = {
-      driver: this.driver,
-      write: (check, work) => this.write(check, work),
-      read: (work) => this.read(() => null, work),
-    };
-    return commitTurnCall(turnStore, scope, batch, () => {
+    return commitTurnCall(this.lent, scope, batch, () => {
       this.v.scope(scope);
       return checkBatch(this.env, batch);
     });

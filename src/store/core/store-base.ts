@@ -11,9 +11,11 @@ import { traceStoreCalls } from '../../observability/tracing-store.js';
 import { checkRetention } from '../shared/retention.js';
 import * as t from '../types.js';
 import { Checks } from './checks.js';
+import type { TurnStore } from './commit-turn.js';
 import type { CoreEnv, Op, WriteOp } from './context.js';
 import * as coordination from './coordination.js';
 import type { DriverReads, DriverTx, StoreDriver } from './driver.js';
+import type { LeasingStore } from './session-head.js';
 
 /** For a call whose work makes one write, a compare-and-swap after its reads (see StoreDriver.transaction). */
 const single = () => true;
@@ -26,6 +28,8 @@ export abstract class StoreBase {
   readonly capabilities: t.StoreCapabilities;
   protected readonly env: CoreEnv;
   protected readonly v: Checks;
+  /** The calls a composition beside the core runs on (a leased head, a turn). */
+  protected readonly lent: LeasingStore & TurnStore;
   private key: Promise<Buffer> | null = null;
   private closed = false;
 
@@ -50,6 +54,13 @@ export abstract class StoreBase {
         options.runEventTtlSeconds === undefined
           ? t.DEFAULT_RUN_EVENT_TTL_SECONDS
           : this.v.positiveInt(options.runEventTtlSeconds, 'runEventTtlSeconds'),
+    };
+    this.lent = {
+      driver,
+      acquireLease: (...args) => this.acquireLease(...args),
+      releaseLease: (...args) => this.releaseLease(...args),
+      write: (check, work) => this.write(check, work),
+      read: (work) => this.read(() => null, work),
     };
     // Every public call in a span of its own, when a tracer provider is registered (else nothing is added).
     traceStoreCalls(this, StoreBase.prototype, driver.name);

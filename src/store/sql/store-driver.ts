@@ -176,17 +176,16 @@ export class SqlStoreDriver extends SqlMaintenance implements StoreDriver {
   }
 
   /**
-   * One database transaction; PostgreSQL runs a single write as a statement of its own (each write call of
-   * this driver is one statement there), sparing the BEGIN and COMMIT round trips, and any other work
-   * first optimistically (reads, then its writes as one statement: postgres/optimistic.ts), in a
-   * transaction only when that misses.
+   * One database transaction; a single write runs as a statement of its own (each write call of this
+   * driver is one statement, atomic by itself), sparing BEGIN and COMMIT (round trips on PostgreSQL), and
+   * any other work first optimistically (reads, then its writes as one statement: postgres/optimistic.ts),
+   * in a transaction only when that misses.
    */
   async transaction<T>(
     work: (tx: DriverTx) => Promise<T>,
     options?: { readonly single?: boolean },
   ): Promise<T> {
-    if (options?.single === true && this.sql.dialect.name === 'postgres')
-      return this.withWriteRows(this.sql.query, work);
+    if (options?.single === true) return this.withWriteRows(this.sql.query, work);
     if (this.optimistic && this.sql.optimistic !== undefined) {
       const attempt: { env: SqlTxEnv | null } = { env: null };
       try {
