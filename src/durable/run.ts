@@ -14,7 +14,7 @@ import type { Task } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
 import { inSpan, linksTo, type Span, traceparentOf } from '../observability/tracing.js';
 import { DEFAULT_RETRY } from '../runtime/actions.js';
-import { acquireSessionLease, DEFAULT_LEASE_TTL_MS, defaultLeaseOwner } from '../runtime/lease.js';
+import { DEFAULT_LEASE_TTL_MS, defaultLeaseOwner, leaseWithSession } from '../runtime/lease.js';
 import { RunContext } from '../runtime/run-context.js';
 import { RunEventLog } from '../runtime/run-events.js';
 import type { NewRunEvent, Scope, StateStore } from '../store/types.js';
@@ -148,10 +148,13 @@ async function runDurable<R>(
   const held = options.lease?.held;
   if (held !== undefined && (!held.held || held.name !== `session:${sessionId}`))
     throw invalidRequest(`lease.held: must be the lease of session ${sessionId}, still held`);
-  const lease =
-    held ?? (await acquireSessionLease(store, scope, sessionId, owner, ttlMs, options.lease?.waitMs ?? 0));
+  // The lease with the session, one store call (one statement on PostgreSQL); a lease the caller holds
+  // already, with a read of the session under it.
+  const { lease, session } =
+    held === undefined
+      ? await leaseWithSession(store, scope, sessionId, { owner, ttlMs, waitMs: options.lease?.waitMs ?? 0 })
+      : { lease: held, session: await store.getSession(scope, sessionId) };
   try {
-    const session = await store.getSession(scope, sessionId);
     if (session === null)
       throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
     if (session.status === 'ended')

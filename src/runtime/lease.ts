@@ -4,6 +4,7 @@
  */
 import { cryptoRandom } from '../core/clock.js';
 import { AgentStateError } from '../core/errors.js';
+import type { Session } from '../core/model.js';
 import type { Lease, Scope, StateStore } from '../store/types.js';
 
 /** Long enough to ride out a GC pause or a slow commit (the holder renews every third of it). */
@@ -124,4 +125,37 @@ export function holdSessionLease(
       clearInterval(timer);
     },
   };
+}
+
+/**
+ * The session's lease taken with the session in one store call (`getSessionHead`'s `lease`: one statement on
+ * PostgreSQL). When another process holds the lease, it is asked for as `acquireSessionLease` does (waiting
+ * up to `waitMs`) and the session read under it. `not_found` when the session is not there (or expired),
+ * with no lease left held.
+ */
+export async function leaseWithSession(
+  store: StateStore,
+  scope: Scope,
+  sessionId: string,
+  options: { readonly owner: string; readonly ttlMs: number; readonly waitMs: number },
+): Promise<{ lease: HeldLease; session: Session }> {
+  const { owner, ttlMs, waitMs } = options;
+  const askedAt = Date.now();
+  const head = await store.getSessionHead(scope, sessionId, {
+    lease: { name: sessionLeaseName(sessionId), owner, ttl_ms: ttlMs },
+  });
+  const missing = () => new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (head === null) throw missing();
+  if (head.lease !== null && head.lease !== undefined) {
+    const lease = holdSessionLease(store, scope, sessionId, { lease: head.lease, askedAt, ttlMs });
+    return { lease, session: head.session };
+  }
+  const lease = await acquireSessionLease(store, scope, sessionId, owner, ttlMs, waitMs);
+  const session = await store.getSession(scope, sessionId).catch(async (error: unknown) => {
+    await lease.release();
+    throw error;
+  });
+  if (session !== null) return { lease, session };
+  await lease.release();
+  throw missing();
 }
