@@ -57,6 +57,11 @@ export function invalidRequest(
   return new AgentStateError('invalid_request', message, details === undefined ? {} : { details });
 }
 
+/** A session the caller cannot run or read: not there, expired, or another user's. */
+export function sessionNotFound(sessionId: string): AgentStateError {
+  return new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+}
+
 export function closedError(adapter: string): AgentStateError {
   return new AgentStateError('closed', `[${adapter}] the store is closed`);
 }

@@ -8,7 +8,7 @@
  * or FAILED with its error after; its actions belong to that task.
  */
 import { systemClock } from '../core/clock.js';
-import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
+import { AgentStateError, invalidRequest, isAgentStateError, sessionNotFound } from '../core/errors.js';
 import { assertPlainJson, type JsonObject, type JsonValue } from '../core/json.js';
 import type { Task } from '../core/model.js';
 import { pruneCompletedRun } from '../lifecycle/prune.js';
@@ -155,8 +155,7 @@ async function runDurable<R>(
       ? await leaseWithSession(store, scope, sessionId, { owner, ttlMs, waitMs: options.lease?.waitMs ?? 0 })
       : { lease: held, session: await store.getSession(scope, sessionId) };
   try {
-    if (session === null)
-      throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+    if (session === null) throw sessionNotFound(sessionId);
     if (session.status === 'ended')
       throw invalidRequest(`session ${sessionId} has ended; start a new session`);
     const task = await findTask(store, scope, sessionId, name, key);

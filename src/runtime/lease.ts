@@ -3,7 +3,7 @@
  * never a second execution; a dead owner's lease expires after its TTL. The holder renews it while it runs.
  */
 import { cryptoRandom } from '../core/clock.js';
-import { AgentStateError } from '../core/errors.js';
+import { AgentStateError, sessionNotFound } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import type { Lease, Scope, StateStore } from '../store/types.js';
 
@@ -144,9 +144,8 @@ export async function leaseWithSession(
   const head = await store.getSessionHead(scope, sessionId, {
     lease: { name: sessionLeaseName(sessionId), owner, ttl_ms: ttlMs },
   });
-  const missing = () => new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
-  if (head === null) throw missing();
-  if (head.lease !== null && head.lease !== undefined) {
+  if (head === null) throw sessionNotFound(sessionId);
+  if (head.lease) {
     const lease = holdSessionLease(store, scope, sessionId, { lease: head.lease, askedAt, ttlMs });
     return { lease, session: head.session };
   }
@@ -157,5 +156,5 @@ export async function leaseWithSession(
   });
   if (session !== null) return { lease, session };
   await lease.release();
-  throw missing();
+  throw sessionNotFound(sessionId);
 }

@@ -4,7 +4,7 @@
  * finds its checkpoints; once the run commits its messages, the next run gets a new id. Finished runs are
  * named in the metadata (`run_id`) of the messages they wrote.
  */
-import { AgentStateError, invalidRequest } from '../core/errors.js';
+import { invalidRequest, sessionNotFound } from '../core/errors.js';
 import type { Checkpoint, Session, Task } from '../core/model.js';
 import { runIdFor } from '../core/run-id.js';
 import type {
@@ -59,7 +59,7 @@ export async function pendingOf(
   sessionId: string,
   head: SessionHead | null,
 ): Promise<Pending> {
-  if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (head === null) throw sessionNotFound(sessionId);
   const { session, last_message: last } = head;
   if (session.status === 'ended') {
     throw invalidRequest(`session ${sessionId} has ended; start a new session (its open tasks carry over)`);

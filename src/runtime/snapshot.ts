@@ -4,7 +4,7 @@
  * user finds them and can continue them.
  */
 
-import { AgentStateError } from '../core/errors.js';
+import { sessionNotFound } from '../core/errors.js';
 import type { Session, Task } from '../core/model.js';
 import { OPEN_TASK_STATES } from '../core/model.js';
 import type { OpenTaskInfo } from '../models/types.js';
@@ -32,7 +32,7 @@ export async function loadSnapshot(
   knownOpen: readonly Task[] | null = null,
 ): Promise<Snapshot> {
   const session = known?.id === sessionId ? known : await store.getSession(scope, sessionId);
-  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (session === null) throw sessionNotFound(sessionId);
   const types = new Set(agent.taskTypes.map((type) => type.name));
   const open =
     known?.id === sessionId && knownOpen !== null

@@ -3,7 +3,7 @@
  * before it (readForAnswer), the answer of a finished run given again (its final event, else its last
  * checkpoint), and the answer rebuilt from the store (`collect`).
  */
-import { AgentStateError } from '../core/errors.js';
+import { sessionNotFound } from '../core/errors.js';
 import type { JsonObject } from '../core/json.js';
 import { type Action, OPEN_TASK_STATES, type Session, type Task } from '../core/model.js';
 import type { AnswerParts, TurnOutput } from './answer.js';
@@ -84,7 +84,7 @@ export async function collect(
 ): Promise<TurnOutput> {
   const { store, scope, sessionId } = options;
   const session = final?.session?.id === sessionId ? final.session : await store.getSession(scope, sessionId);
-  if (session === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (session === null) throw sessionNotFound(sessionId);
   // The final commit listed them as it left them; a run resumed after it (or replayed) reads them.
   const open =
     final?.open_tasks ??

@@ -9,7 +9,7 @@
  *   then this turn runs.
  * A session that is not busy costs nothing here: the policy is read only when the lease was refused.
  */
-import { AgentStateError, invalidRequest, isAgentStateError } from '../core/errors.js';
+import { invalidRequest, isAgentStateError, sessionNotFound } from '../core/errors.js';
 import type { Session } from '../core/model.js';
 import { requestCancel } from '../runtime/cancel.js';
 import type { Scope, StateStore } from '../store/types.js';
@@ -44,7 +44,7 @@ export function isBusy(error: unknown): boolean {
 /** Asks the session's run in progress to stop: the run a turn of the session would be now. */
 export async function interruptRun(store: StateStore, scope: Scope, sessionId: string): Promise<void> {
   const head = await store.getSessionHead(scope, sessionId, { next_run: true });
-  if (head === null) throw new AgentStateError('not_found', `session ${sessionId} not found (or expired)`);
+  if (head === null) throw sessionNotFound(sessionId);
   if (head.next_run !== undefined) await requestCancel(store, scope, sessionId, head.next_run.id);
 }
 

@@ -2,10 +2,10 @@
  * The core's commitTurn call: the batch checked once, then written in one driver transaction. Two drivers
  * need more than that transaction:
  * - one that lists only after its commit (`listsAfterCommit`): the open tasks are read right after it;
- * - one whose transaction writes one user's rows only (capability `oneUserPerTransaction`: a Redis script runs in one
- *   cluster slot): `other_memory` goes in transactions of its own, its puts before the rest of the batch
- *   and its deletes after it, so an item put is there before the records it stands beside and an item
- *   deleted goes only once they are written.
+ * - one whose transaction writes one user's rows only (capability `oneUserPerTransaction`: a Redis
+ *   script runs in one cluster slot): `other_memory` goes in transactions of its own, its puts before the
+ *   rest of the batch and its deletes after it, so an item put is there before the records it stands
+ *   beside and an item deleted goes only once they are written.
  */
 import type { Scope, TurnBatch, TurnResult } from '../types.js';
 import type { Op, WriteOp } from './context.js';
@@ -36,18 +36,10 @@ export async function commitTurnCall(
     return commitChecked(store, scope, check);
   const checked = check();
   const other = checked.otherMemory as CheckedOtherMemory;
-  const put = () =>
-    store.write(
-      () => other,
-      (op) => putOther(op, other),
-    );
-  if (other.put.length > 0) await put();
+  const apart = (work: (op: WriteOp) => Promise<void>) => store.write(() => other, work);
+  if (other.put.length > 0) await apart((op) => putOther(op, other));
   const written = await commitChecked(store, scope, () => ({ ...checked, otherMemory: null }));
-  if (other.delete.length > 0)
-    await store.write(
-      () => other,
-      (op) => deleteOther(op, other),
-    );
+  if (other.delete.length > 0) await apart((op) => deleteOther(op, other));
   return written;
 }
 
